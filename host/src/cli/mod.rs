@@ -1,0 +1,2 @@
+//! Command line.
+pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }

@@ -1,0 +1,12 @@
+//! The plain data every stage hands to the next: case keys, per-case results and the run summary.
+//! Serde types only; no I/O and no logic beyond naming. These are the shapes of `kernels/<id>.json`
+//! and `summary.json` (schemas in `docs/schemas/`).
+
+mod case;
+mod result;
+
+pub use case::{CaseKey, ParamMap};
+pub use result::{
+    AccuracyBlock, CaseResult, CaseStatus, EnergyBlock, ModeTiming, Outliers, ProtocolInfo,
+    Resources, Summary, Throughput, WorkBlock,
+};

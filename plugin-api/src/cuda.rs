@@ -1,0 +1,84 @@
+//! Helpers for CUDA plugins (feature `cuda`; not part of the ABI): attach to the host's device and
+//! stream, compile CUDA C with NVRTC for the device's architecture, and name CUDA errors.
+//!
+//! The host creates the device's primary context and a stream and passes them in
+//! [`CudaHandles`](crate::CudaHandles). [`CudaSession::attach`] retains the same primary context
+//! and wraps the host's stream without owning it, so every launch lands where the host times.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
+
+use crate::{CudaHandles, PluginError};
+
+/// A plugin's view of the host's CUDA device and stream.
+pub struct CudaSession {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub handles: CudaHandles,
+}
+
+impl CudaSession {
+    /// Attaches to the device and stream in `handles`.
+    pub fn attach(handles: &CudaHandles) -> Result<Self, PluginError> {
+        if !cudarc::driver::sys::is_culib_present() {
+            return Err(PluginError::cuda("cuda_unavailable: libcuda.so.1 not found"));
+        }
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(handles.device_ordinal as usize))
+            .map_err(PluginError::from_panic)?
+            .map_err(cuda_error)?;
+        // One stream, synchronized by the host: cudarc's per-buffer event tracking would add work
+        // to every launch, so it is turned off before anything is allocated.
+        unsafe { ctx.disable_event_tracking() };
+        // SAFETY: the host keeps the stream alive for the whole life of the instance and orders
+        // all work on it.
+        let stream = unsafe { ctx.wrap_borrowed_stream(handles.stream as _) };
+        Ok(Self { ctx, stream, handles: *handles })
+    }
+
+    /// `sm_XY` for this device.
+    pub fn arch(&self) -> &'static str {
+        let name = format!(
+            "sm_{}{}",
+            self.handles.compute_capability_major, self.handles.compute_capability_minor
+        );
+        // NVRTC's options take a `&'static str`; there are only a handful of distinct arches.
+        Box::leak(name.into_boxed_str())
+    }
+
+    /// Compiles `source` with NVRTC for this device and loads it. Compile errors carry the log.
+    pub fn compile(&self, name: &str, source: &str) -> Result<Arc<CudaModule>, PluginError> {
+        if !cudarc::nvrtc::sys::is_culib_present() {
+            return Err(PluginError::cuda("nvrtc_unavailable: libnvrtc.so not found"));
+        }
+        let opts = CompileOptions {
+            arch: Some(self.arch()),
+            name: Some(format!("{name}.cu")),
+            options: vec!["--std=c++17".into()],
+            ..Default::default()
+        };
+        let ptx = std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
+            .map_err(PluginError::from_panic)?
+            .map_err(|e| match e {
+                CompileError::CompileError { log, .. } => PluginError::cuda(format!(
+                    "NVRTC compile of {name} failed:\n{}",
+                    log.to_string_lossy()
+                )),
+                other => PluginError::cuda(format!("NVRTC compile of {name} failed: {other:?}")),
+            })?;
+        self.ctx.load_module(ptx).map_err(cuda_error)
+    }
+
+    /// Loads function `name` from `module`.
+    pub fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, PluginError> {
+        module.load_function(name).map_err(cuda_error)
+    }
+}
+
+/// A CUDA driver error as a plugin error whose message starts with the CUDA error name.
+pub fn cuda_error(e: DriverError) -> PluginError {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    PluginError::cuda(format!("{name}: {text}"))
+}

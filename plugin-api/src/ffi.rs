@@ -1,0 +1,98 @@
+//! The ABI-stable trait objects the host calls, and the adapters that implement them over the
+//! plain-Rust [`Kernel`]/[`Instance`] traits. Every adapter method runs the author's code inside
+//! `catch_unwind`, so a panic becomes an [`ErrorKind::Panicked`](crate::ErrorKind) error value
+//! instead of aborting the process at the FFI boundary.
+
+use abi_stable::{
+    sabi_extern_fn,
+    sabi_trait,
+    sabi_trait::TD_Opaque,
+    std_types::{RBox, RErr, ROk, RResult, RVec},
+};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::{
+    Accuracy, Instance, Kernel, KernelDescriptor, KernelRegistration, PluginError, SetupRequest,
+    Tolerance, Work,
+};
+
+/// A kernel as the host sees it. Methods may only be appended after `setup`.
+#[sabi_trait]
+pub trait FfiKernel: Send + Sync {
+    fn descriptor(&self) -> RResult<KernelDescriptor, PluginError>;
+
+    #[sabi(last_prefix_field)]
+    fn setup(&self, request: &SetupRequest) -> RResult<FfiInstanceBox, PluginError>;
+}
+
+/// A set-up case as the host sees it. Methods may only be appended after `verify`.
+#[sabi_trait]
+pub trait FfiInstance: Send {
+    fn work(&self) -> RResult<Work, PluginError>;
+    fn run(&mut self) -> RResult<(), PluginError>;
+    fn prepare_check(&mut self, seed: u64) -> RResult<(), PluginError>;
+
+    #[sabi(last_prefix_field)]
+    fn verify(&mut self, tolerance: &Tolerance) -> RResult<Accuracy, PluginError>;
+}
+
+pub type FfiKernelBox = FfiKernel_TO<'static, RBox<()>>;
+pub type FfiInstanceBox = FfiInstance_TO<'static, RBox<()>>;
+
+/// Runs `f`, turning both its error and a panic into an error value.
+fn guard<T>(f: impl FnOnce() -> Result<T, PluginError>) -> RResult<T, PluginError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => ROk(v),
+        Ok(Err(e)) => RErr(e),
+        Err(payload) => RErr(PluginError::from_panic(payload)),
+    }
+}
+
+struct KernelAdapter(Box<dyn Kernel>);
+
+impl FfiKernel for KernelAdapter {
+    fn descriptor(&self) -> RResult<KernelDescriptor, PluginError> {
+        guard(|| Ok(self.0.descriptor()))
+    }
+
+    fn setup(&self, request: &SetupRequest) -> RResult<FfiInstanceBox, PluginError> {
+        guard(|| {
+            let instance = self.0.setup(request)?;
+            Ok(FfiInstance_TO::from_value(InstanceAdapter(instance), TD_Opaque))
+        })
+    }
+}
+
+struct InstanceAdapter(Box<dyn Instance>);
+
+impl FfiInstance for InstanceAdapter {
+    fn work(&self) -> RResult<Work, PluginError> {
+        guard(|| Ok(self.0.work()))
+    }
+    fn run(&mut self) -> RResult<(), PluginError> {
+        guard(|| self.0.run())
+    }
+    fn prepare_check(&mut self, seed: u64) -> RResult<(), PluginError> {
+        guard(|| self.0.prepare_check(seed))
+    }
+    fn verify(&mut self, tolerance: &Tolerance) -> RResult<Accuracy, PluginError> {
+        guard(|| self.0.verify(tolerance))
+    }
+}
+
+/// Wraps a plain-Rust kernel in its ABI-stable trait object.
+pub fn into_ffi(kernel: Box<dyn Kernel>) -> FfiKernelBox {
+    FfiKernel_TO::from_value(KernelAdapter(kernel), TD_Opaque)
+}
+
+/// The root module's `kernels` entry: every kernel registered in this plugin with
+/// [`register_kernel!`](crate::register_kernel). A panicking constructor becomes an error.
+#[sabi_extern_fn]
+pub fn collect_registered_kernels() -> RResult<RVec<FfiKernelBox>, PluginError> {
+    guard(|| {
+        Ok(inventory::iter::<KernelRegistration>
+            .into_iter()
+            .map(|r| into_ffi((r.make)()))
+            .collect())
+    })
+}

@@ -1,0 +1,29 @@
+//! The plain-Rust traits a plugin author implements. The FFI adapters in [`crate::ffi`] wrap them.
+
+use crate::{Accuracy, KernelDescriptor, PluginError, SetupRequest, Tolerance, Work};
+
+/// A benchmarkable kernel: a descriptor, and a factory of set-up instances (one per case).
+pub trait Kernel: Send + Sync + 'static {
+    fn descriptor(&self) -> KernelDescriptor;
+
+    /// Allocates and fills the inputs of one case (params × backend × precision × seed).
+    /// Compile CUDA code and allocate here: setup is never inside a measurement.
+    fn setup(&self, request: &SetupRequest) -> Result<Box<dyn Instance>, PluginError>;
+}
+
+/// One set-up case. The host owns timing; an instance never times itself.
+pub trait Instance: Send {
+    /// The logical work of one `run`, from the kernel's cost model.
+    fn work(&self) -> Work;
+
+    /// Performs one call. For CUDA: enqueue on the host's stream, without synchronizing or allocating.
+    fn run(&mut self) -> Result<(), PluginError>;
+
+    /// Regenerates every input from `seed` and fills every output with a poison value (NaN for
+    /// floats, a sentinel for integers), so that a kernel that leaves output unwritten is caught.
+    fn prepare_check(&mut self, seed: u64) -> Result<(), PluginError>;
+
+    /// Compares the output of the last `run` (the host has synchronized) with the kernel's own
+    /// reference, computed on the CPU in higher precision from the current inputs.
+    fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError>;
+}

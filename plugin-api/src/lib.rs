@@ -1,0 +1,47 @@
+//! The stable ABI between `apex-host` and its kernel plugins.
+//!
+//! This crate is the **API boundary** of apex-bench: the only crate both sides link. It holds
+//! types that cross the boundary (through [`abi_stable`]), the plain-Rust traits plugin authors
+//! implement ([`Kernel`], [`Instance`]), and the macros that turn those into an exported root
+//! module ([`export_plugin!`], [`register_kernel!`]). It has no host logic and does no I/O.
+//!
+//! ```text
+//! plugin crate                         plugin-api                          apex-host
+//! impl Kernel for MyOp  ─register_kernel!─► inventory registry
+//! export_plugin!()      ─────────────────► PluginRoot (prefix type) ◄── lib_header_from_path
+//!                                           FfiKernel / FfiInstance      + init_root_module
+//!                                           (every call catch_unwind)
+//! ```
+//!
+//! Evolution rules (see `docs/plugin-authoring.md`): fields and methods are only ever appended
+//! after the `last_prefix_field` markers; anything else bumps [`ABI_VERSION`] and the crate's
+//! minor version, and the host refuses plugins built against another one with a one-line reason.
+
+// The sabi_trait and StableAbi derives expand to items these lints flag; they are not our code.
+#![allow(non_local_definitions, non_camel_case_types)]
+
+mod accuracy;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+mod error;
+mod export;
+pub mod ffi;
+mod kernel;
+mod params;
+mod registry;
+mod root;
+mod types;
+
+pub use abi_stable;
+pub use accuracy::{compare_outputs, Accuracy};
+pub use error::{ErrorKind, PluginError};
+pub use kernel::{Instance, Kernel};
+pub use params::{ParamSpec, ParamValue, Params};
+pub use registry::KernelRegistration;
+pub use root::{PluginRoot, PluginRoot_Ref, ABI_VERSION};
+pub use types::{
+    Backend, CudaHandles, KernelDescriptor, Precision, SetupRequest, Tolerance, Work, WorkUnit,
+};
+
+#[doc(hidden)]
+pub use inventory;
