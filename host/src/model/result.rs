@@ -79,7 +79,7 @@ pub struct ModeTiming {
 }
 
 /// Declared work per call (from the kernel's cost model).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkBlock {
     pub bytes_read: u64,
     pub bytes_written: u64,
