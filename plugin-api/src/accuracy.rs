@@ -24,7 +24,11 @@ pub struct Accuracy {
 /// A NaN or infinite output where the reference is finite counts as a mismatch with infinite error,
 /// which is how a poisoned (never written) output element is caught.
 pub fn compare_outputs(output: &[f64], reference: &[f64], tol: &Tolerance) -> Accuracy {
-    assert_eq!(output.len(), reference.len(), "output and reference lengths differ");
+    assert_eq!(
+        output.len(),
+        reference.len(),
+        "output and reference lengths differ"
+    );
     let mut sum_sq = 0.0f64;
     let mut max_abs = 0.0f64;
     let mut max_rel = 0.0f64;
@@ -57,10 +61,18 @@ pub fn compare_outputs(output: &[f64], reference: &[f64], tol: &Tolerance) -> Ac
     let n = output.len() as u64;
     Accuracy {
         elements: n,
-        rmse: if n == 0 { 0.0 } else { (sum_sq / n as f64).sqrt() },
+        rmse: if n == 0 {
+            0.0
+        } else {
+            (sum_sq / n as f64).sqrt()
+        },
         max_abs_error: max_abs,
         max_rel_error: max_rel,
-        mismatch_ratio: if n == 0 { 0.0 } else { mismatches as f64 / n as f64 },
+        mismatch_ratio: if n == 0 {
+            0.0
+        } else {
+            mismatches as f64 / n as f64
+        },
         non_finite,
     }
 }
@@ -68,7 +80,9 @@ pub fn compare_outputs(output: &[f64], reference: &[f64], tol: &Tolerance) -> Ac
 impl Accuracy {
     /// Whether these figures are within `tol`.
     pub fn within(&self, tol: &Tolerance) -> bool {
-        self.non_finite == 0 && self.rmse <= tol.rmse && self.mismatch_ratio <= tol.max_mismatch_ratio
+        self.non_finite == 0
+            && self.rmse <= tol.rmse
+            && self.mismatch_ratio <= tol.max_mismatch_ratio
     }
 }
 
@@ -85,7 +99,12 @@ mod tests {
 
     #[test]
     fn poisoned_output_is_a_mismatch() {
-        let tol = Tolerance { atol: 1.0, rtol: 1.0, rmse: 1.0, max_mismatch_ratio: 0.5 };
+        let tol = Tolerance {
+            atol: 1.0,
+            rtol: 1.0,
+            rmse: 1.0,
+            max_mismatch_ratio: 0.5,
+        };
         let a = compare_outputs(&[f64::NAN, 2.0], &[1.0, 2.0], &tol);
         assert_eq!(a.non_finite, 1);
         assert_eq!(a.mismatch_ratio, 0.5);
@@ -94,7 +113,12 @@ mod tests {
 
     #[test]
     fn small_error_counts_against_atol_and_rtol() {
-        let tol = Tolerance { atol: 0.0, rtol: 0.01, rmse: 1.0, max_mismatch_ratio: 0.0 };
+        let tol = Tolerance {
+            atol: 0.0,
+            rtol: 0.01,
+            rmse: 1.0,
+            max_mismatch_ratio: 0.0,
+        };
         let a = compare_outputs(&[100.5, 1.02], &[100.0, 1.0], &tol);
         assert_eq!(a.mismatch_ratio, 0.5);
         assert!((a.max_abs_error - 0.5).abs() < 1e-12);

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
+use cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts};
 
 use crate::{CudaHandles, PluginError};
 
@@ -23,7 +23,9 @@ impl CudaSession {
     /// Attaches to the device and stream in `handles`.
     pub fn attach(handles: &CudaHandles) -> Result<Self, PluginError> {
         if !cudarc::driver::sys::is_culib_present() {
-            return Err(PluginError::cuda("cuda_unavailable: libcuda.so.1 not found"));
+            return Err(PluginError::cuda(
+                "cuda_unavailable: libcuda.so.1 not found",
+            ));
         }
         let ctx = std::panic::catch_unwind(|| CudaContext::new(handles.device_ordinal as usize))
             .map_err(PluginError::from_panic)?
@@ -34,7 +36,11 @@ impl CudaSession {
         // SAFETY: the host keeps the stream alive for the whole life of the instance and orders
         // all work on it.
         let stream = unsafe { ctx.wrap_borrowed_stream(handles.stream as _) };
-        Ok(Self { ctx, stream, handles: *handles })
+        Ok(Self {
+            ctx,
+            stream,
+            handles: *handles,
+        })
     }
 
     /// `sm_XY` for this device.
@@ -50,7 +56,9 @@ impl CudaSession {
     /// Compiles `source` with NVRTC for this device and loads it. Compile errors carry the log.
     pub fn compile(&self, name: &str, source: &str) -> Result<Arc<CudaModule>, PluginError> {
         if !cudarc::nvrtc::sys::is_culib_present() {
-            return Err(PluginError::cuda("nvrtc_unavailable: libnvrtc.so not found"));
+            return Err(PluginError::cuda(
+                "nvrtc_unavailable: libnvrtc.so not found",
+            ));
         }
         let opts = CompileOptions {
             arch: Some(self.arch()),
@@ -71,14 +79,24 @@ impl CudaSession {
     }
 
     /// Loads function `name` from `module`.
-    pub fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, PluginError> {
+    pub fn function(
+        &self,
+        module: &Arc<CudaModule>,
+        name: &str,
+    ) -> Result<CudaFunction, PluginError> {
         module.load_function(name).map_err(cuda_error)
     }
 }
 
 /// A CUDA driver error as a plugin error whose message starts with the CUDA error name.
 pub fn cuda_error(e: DriverError) -> PluginError {
-    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
-    let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     PluginError::cuda(format!("{name}: {text}"))
 }

@@ -1,6 +1,6 @@
 //! The error value every plugin call returns instead of panicking across the boundary.
 
-use abi_stable::{std_types::RString, StableAbi};
+use abi_stable::{StableAbi, std_types::RString};
 use std::fmt;
 
 /// What kind of failure a plugin reports; the host maps it to a case status and reason.
@@ -27,7 +27,10 @@ pub struct PluginError {
 
 impl PluginError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: RString::from(message.into()) }
+        Self {
+            kind,
+            message: RString::from(message.into()),
+        }
     }
 
     /// The parameters, backend or precision are not usable by this kernel.

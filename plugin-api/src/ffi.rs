@@ -4,12 +4,11 @@
 //! instead of aborting the process at the FFI boundary.
 
 use abi_stable::{
-    sabi_extern_fn,
-    sabi_trait,
+    sabi_extern_fn, sabi_trait,
     sabi_trait::TD_Opaque,
     std_types::{RBox, RErr, ROk, RResult, RVec},
 };
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::{
     Accuracy, Instance, Kernel, KernelDescriptor, KernelRegistration, PluginError, SetupRequest,
@@ -58,7 +57,10 @@ impl FfiKernel for KernelAdapter {
     fn setup(&self, request: &SetupRequest) -> RResult<FfiInstanceBox, PluginError> {
         guard(|| {
             let instance = self.0.setup(request)?;
-            Ok(FfiInstance_TO::from_value(InstanceAdapter(instance), TD_Opaque))
+            Ok(FfiInstance_TO::from_value(
+                InstanceAdapter(instance),
+                TD_Opaque,
+            ))
         })
     }
 }

@@ -33,12 +33,12 @@ mod root;
 mod types;
 
 pub use abi_stable;
-pub use accuracy::{compare_outputs, Accuracy};
+pub use accuracy::{Accuracy, compare_outputs};
 pub use error::{ErrorKind, PluginError};
 pub use kernel::{Instance, Kernel};
 pub use params::{ParamSpec, ParamValue, Params};
 pub use registry::KernelRegistration;
-pub use root::{PluginRoot, PluginRoot_Ref, ABI_VERSION};
+pub use root::{ABI_VERSION, PluginRoot, PluginRoot_Ref};
 pub use types::{
     Backend, CudaHandles, KernelDescriptor, Precision, SetupRequest, Tolerance, Work, WorkUnit,
 };

@@ -1,8 +1,8 @@
 //! Kernel parameters: declared with defaults in the descriptor, resolved by the host per case.
 
 use abi_stable::{
-    std_types::{RString, RVec},
     StableAbi,
+    std_types::{RString, RVec},
 };
 use std::fmt;
 
@@ -40,7 +40,11 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     pub fn new(name: &str, default: ParamValue, description: &str) -> Self {
-        Self { name: name.into(), default, description: description.into() }
+        Self {
+            name: name.into(),
+            default,
+            description: description.into(),
+        }
     }
     pub fn int(name: &str, default: i64, description: &str) -> Self {
         Self::new(name, ParamValue::Int(default), description)
@@ -73,11 +77,17 @@ pub struct Param {
 
 impl Params {
     pub fn push(&mut self, name: &str, value: ParamValue) {
-        self.entries.push(Param { name: name.into(), value });
+        self.entries.push(Param {
+            name: name.into(),
+            value,
+        });
     }
 
     pub fn get(&self, name: &str) -> Option<&ParamValue> {
-        self.entries.iter().find(|p| p.name.as_str() == name).map(|p| &p.value)
+        self.entries
+            .iter()
+            .find(|p| p.name.as_str() == name)
+            .map(|p| &p.value)
     }
 
     fn missing(name: &str) -> PluginError {
@@ -98,9 +108,8 @@ impl Params {
     /// A non-negative integer parameter as `usize`.
     pub fn usize(&self, name: &str) -> Result<usize, PluginError> {
         let v = self.int(name)?;
-        usize::try_from(v).map_err(|_| {
-            PluginError::invalid(format!("parameter `{name}` must be >= 0, got {v}"))
-        })
+        usize::try_from(v)
+            .map_err(|_| PluginError::invalid(format!("parameter `{name}` must be >= 0, got {v}")))
     }
 
     pub fn float(&self, name: &str) -> Result<f64, PluginError> {

@@ -1,15 +1,14 @@
 //! The plugin's root module: the one symbol the host loads, with the version handshake.
 
 use abi_stable::{
-    declare_root_module_statics,
+    StableAbi, declare_root_module_statics,
     library::RootModule,
     package_version_strings,
     sabi_types::VersionStrings,
     std_types::{RResult, RStr, RVec},
-    StableAbi,
 };
 
-use crate::{ffi::FfiKernelBox, PluginError};
+use crate::{PluginError, ffi::FfiKernelBox};
 
 /// The explicit ABI version. The host refuses a plugin whose `abi_version` differs, before it
 /// touches anything else. Bump it (and this crate's minor version) on any change that is not an

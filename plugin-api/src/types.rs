@@ -2,8 +2,8 @@
 //! the kernel descriptor and the setup request.
 
 use abi_stable::{
-    std_types::{ROption, RString, RVec},
     StableAbi,
+    std_types::{ROption, RString, RVec},
 };
 use std::fmt;
 
@@ -51,8 +51,12 @@ pub enum Precision {
 }
 
 impl Precision {
-    pub const ALL: [Precision; 4] =
-        [Precision::Fp32, Precision::Fp16, Precision::Bf16, Precision::Fp8];
+    pub const ALL: [Precision; 4] = [
+        Precision::Fp32,
+        Precision::Fp16,
+        Precision::Bf16,
+        Precision::Fp8,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -129,15 +133,40 @@ pub struct Tolerance {
 
 impl Tolerance {
     /// Bit-exact: no error of any size is allowed.
-    pub const EXACT: Tolerance = Tolerance { atol: 0.0, rtol: 0.0, rmse: 0.0, max_mismatch_ratio: 0.0 };
+    pub const EXACT: Tolerance = Tolerance {
+        atol: 0.0,
+        rtol: 0.0,
+        rmse: 0.0,
+        max_mismatch_ratio: 0.0,
+    };
 
     /// Typical defaults per precision (the Apex-X `ToleranceConfig` for fp16/bf16, tighter for fp32).
     pub fn default_for(precision: Precision) -> Tolerance {
         match precision {
-            Precision::Fp32 => Tolerance { atol: 1e-5, rtol: 1e-4, rmse: 1e-5, max_mismatch_ratio: 0.0 },
-            Precision::Fp16 => Tolerance { atol: 1e-3, rtol: 1e-2, rmse: 1e-3, max_mismatch_ratio: 1e-3 },
-            Precision::Bf16 => Tolerance { atol: 2e-3, rtol: 2e-2, rmse: 8e-3, max_mismatch_ratio: 1e-3 },
-            Precision::Fp8 => Tolerance { atol: 2e-2, rtol: 1.25e-1, rmse: 5e-2, max_mismatch_ratio: 1e-2 },
+            Precision::Fp32 => Tolerance {
+                atol: 1e-5,
+                rtol: 1e-4,
+                rmse: 1e-5,
+                max_mismatch_ratio: 0.0,
+            },
+            Precision::Fp16 => Tolerance {
+                atol: 1e-3,
+                rtol: 1e-2,
+                rmse: 1e-3,
+                max_mismatch_ratio: 1e-3,
+            },
+            Precision::Bf16 => Tolerance {
+                atol: 2e-3,
+                rtol: 2e-2,
+                rmse: 8e-3,
+                max_mismatch_ratio: 1e-3,
+            },
+            Precision::Fp8 => Tolerance {
+                atol: 2e-2,
+                rtol: 1.25e-1,
+                rmse: 5e-2,
+                max_mismatch_ratio: 1e-2,
+            },
         }
     }
 }
@@ -191,7 +220,10 @@ impl KernelDescriptor {
         self
     }
     pub fn tolerance(mut self, precision: Precision, tolerance: Tolerance) -> Self {
-        self.tolerances.push(PrecisionTolerance { precision, tolerance });
+        self.tolerances.push(PrecisionTolerance {
+            precision,
+            tolerance,
+        });
         self
     }
     pub fn graph_capturable(mut self, yes: bool) -> Self {

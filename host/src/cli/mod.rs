@@ -1,2 +1,4 @@
 //! Command line.
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+pub fn main() -> std::process::ExitCode {
+    std::process::ExitCode::SUCCESS
+}

@@ -18,8 +18,16 @@ pub struct CaseKey {
 
 impl CaseKey {
     pub fn new(kernel: &str, backend: &str, precision: &str, params: &ParamMap) -> Self {
-        let params = params.iter().map(|(k, v)| (k.clone(), render_value(v))).collect();
-        Self { kernel: kernel.into(), backend: backend.into(), precision: precision.into(), params }
+        let params = params
+            .iter()
+            .map(|(k, v)| (k.clone(), render_value(v)))
+            .collect();
+        Self {
+            kernel: kernel.into(),
+            backend: backend.into(),
+            precision: precision.into(),
+            params,
+        }
     }
 
     /// `k=v,k=v` in name order; `-` when the kernel has no parameters.
@@ -27,12 +35,22 @@ impl CaseKey {
         if self.params.is_empty() {
             return "-".into();
         }
-        self.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// The stable id of this case: `kernel/backend/precision/params`.
     pub fn id(&self) -> String {
-        format!("{}/{}/{}/{}", self.kernel, self.backend, self.precision, self.params_label())
+        format!(
+            "{}/{}/{}/{}",
+            self.kernel,
+            self.backend,
+            self.precision,
+            self.params_label()
+        )
     }
 
     /// The metric id of one statistic of this case, e.g. `.../p50_ms`.
@@ -66,7 +84,10 @@ mod tests {
         p.insert("kmax".into(), 32.into());
         p.insert("mode".into(), "blend".into());
         let k = CaseKey::new("tile_ops.tile_pack", "cuda", "fp16", &p);
-        assert_eq!(k.id(), "tile_ops.tile_pack/cuda/fp16/kmax=32,mode=blend,tile_size=8");
+        assert_eq!(
+            k.id(),
+            "tile_ops.tile_pack/cuda/fp16/kmax=32,mode=blend,tile_size=8"
+        );
         assert_eq!(k.metric("p50_ms"), format!("{}/p50_ms", k.id()));
     }
 }

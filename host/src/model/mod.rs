@@ -3,10 +3,16 @@
 //! and `summary.json` (schemas in `docs/schemas/`).
 
 mod case;
+mod kernel;
+mod protocol;
 mod result;
+mod summary;
 
 pub use case::{CaseKey, ParamMap};
+pub use kernel::{KernelInfo, ParamInfo, tolerance_map};
+pub use protocol::{ProtocolSettings, StoppingRule};
 pub use result::{
     AccuracyBlock, CaseResult, CaseStatus, EnergyBlock, ModeTiming, Outliers, ProtocolInfo,
     Resources, Summary, Throughput, WorkBlock,
 };
+pub use summary::{RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION};

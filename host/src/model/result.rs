@@ -197,7 +197,12 @@ pub struct CaseResult {
 
 impl CaseResult {
     /// A case that did not produce measurements (skipped or failed before measuring).
-    pub fn without_measurements(key: CaseKey, plugin: &str, status: CaseStatus, reason: String) -> Self {
+    pub fn without_measurements(
+        key: CaseKey,
+        plugin: &str,
+        status: CaseStatus,
+        reason: String,
+    ) -> Self {
         Self {
             id: key.id(),
             key,

@@ -1,8 +1,8 @@
 //! `example.saxpy`: `y[i] = a * x[i] + y0[i]` over `n` fp32 elements.
 
 use apex_plugin_api::{
-    compare_outputs, register_kernel, Accuracy, Backend, Instance, Kernel, KernelDescriptor,
-    ParamSpec, PluginError, Precision, SetupRequest, Tolerance, Work, WorkUnit,
+    Accuracy, Backend, Instance, Kernel, KernelDescriptor, ParamSpec, PluginError, Precision,
+    SetupRequest, Tolerance, Work, WorkUnit, compare_outputs, register_kernel,
 };
 
 /// The kernel: a factory of [`SaxpyCase`]s.
@@ -13,25 +13,40 @@ register_kernel!(Saxpy);
 
 impl Kernel for Saxpy {
     fn descriptor(&self) -> KernelDescriptor {
-        KernelDescriptor::new("example.saxpy", "y = a*x + y over n fp32 elements (template plugin)")
-            .backends(&[Backend::Cpu])
-            .precisions(&[Precision::Fp32])
-            .param(ParamSpec::int("n", 1 << 20, "number of elements"))
-            .param(ParamSpec::float("a", 2.0, "the scalar a"))
-            // One rounding of a fused multiply-add: well inside 2 ulp of fp32.
-            .tolerance(
-                Precision::Fp32,
-                Tolerance { atol: 1e-6, rtol: 2.4e-7, rmse: 1e-6, max_mismatch_ratio: 0.0 },
-            )
+        KernelDescriptor::new(
+            "example.saxpy",
+            "y = a*x + y over n fp32 elements (template plugin)",
+        )
+        .backends(&[Backend::Cpu])
+        .precisions(&[Precision::Fp32])
+        .param(ParamSpec::int("n", 1 << 20, "number of elements"))
+        .param(ParamSpec::float("a", 2.0, "the scalar a"))
+        // One rounding of a fused multiply-add: well inside 2 ulp of fp32.
+        .tolerance(
+            Precision::Fp32,
+            Tolerance {
+                atol: 1e-6,
+                rtol: 2.4e-7,
+                rmse: 1e-6,
+                max_mismatch_ratio: 0.0,
+            },
+        )
     }
 
     fn setup(&self, request: &SetupRequest) -> Result<Box<dyn Instance>, PluginError> {
         if request.backend != Backend::Cpu || request.precision != Precision::Fp32 {
-            return Err(PluginError::invalid("example.saxpy runs only on cpu in fp32"));
+            return Err(PluginError::invalid(
+                "example.saxpy runs only on cpu in fp32",
+            ));
         }
         let n = request.params.usize("n")?;
         let a = request.params.float("a")? as f32;
-        let mut case = SaxpyCase { a, x: vec![0.0; n], y0: vec![0.0; n], y: vec![0.0; n] };
+        let mut case = SaxpyCase {
+            a,
+            x: vec![0.0; n],
+            y0: vec![0.0; n],
+            y: vec![0.0; n],
+        };
         case.fill(request.seed);
         Ok(Box::new(case))
     }
@@ -64,7 +79,13 @@ impl SaxpyCase {
 impl Instance for SaxpyCase {
     fn work(&self) -> Work {
         let n = self.x.len() as u64;
-        Work { bytes_read: 8 * n, bytes_written: 4 * n, flops: 2.0 * n as f64, items: n as f64, unit: WorkUnit::Elements }
+        Work {
+            bytes_read: 8 * n,
+            bytes_written: 4 * n,
+            flops: 2.0 * n as f64,
+            items: n as f64,
+            unit: WorkUnit::Elements,
+        }
     }
 
     fn run(&mut self) -> Result<(), PluginError> {
@@ -83,8 +104,12 @@ impl Instance for SaxpyCase {
 
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
         let a = f64::from(self.a);
-        let reference: Vec<f64> =
-            self.x.iter().zip(&self.y0).map(|(&x, &y0)| a * f64::from(x) + f64::from(y0)).collect();
+        let reference: Vec<f64> = self
+            .x
+            .iter()
+            .zip(&self.y0)
+            .map(|(&x, &y0)| a * f64::from(x) + f64::from(y0))
+            .collect();
         let output: Vec<f64> = self.y.iter().map(|&v| f64::from(v)).collect();
         Ok(compare_outputs(&output, &reference, tolerance))
     }
