@@ -1,1 +1,19 @@
-//! (being written)
+//! What the host measures about this machine before planning: CUDA (through cudarc's run-time
+//! loading), NVML, TensorRT, OS, architecture and the environment. The main type is [`Facts`],
+//! made by [`gather`]; skip conditions (`crate::skip`) read it and reports serialize it.
+//!
+//! Probing never panics and never fails: an absent library is a fact with a reason, e.g.
+//! `cuda_unavailable: libcuda.so.1 not found`.
+
+mod cuda_probe;
+mod env;
+mod gather;
+mod nvml_probe;
+mod record;
+mod trt_probe;
+
+pub use cuda_probe::LIB_ABSENT as CUDA_LIB_ABSENT;
+pub use env::EnvSnapshot;
+pub use gather::gather;
+pub use record::{CudaFacts, Facts, NvmlFacts, TrtFacts};
+pub use trt_probe::LIB_ABSENT as TRT_LIB_ABSENT;

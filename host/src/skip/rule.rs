@@ -1,0 +1,199 @@
+//! [`SkipRule`]: one `skip_conditions` item of a bench.yaml, and the decision for a case.
+//!
+//! Polarity: a `check` that evaluates **true means skip**. The product example
+//! `{backend: cuda, reason: "CUDA not available", check: "not cuda.available"}` skips the CUDA cases
+//! when CUDA is absent. The optional `backend` / `precision` restrict which cases a rule applies to.
+//!
+//! Independently of any rule, [`implicit_reason`] skips a CUDA or TensorRT case on a machine that
+//! lacks the library, with the reason the facts recorded.
+
+use super::errors::EvalError;
+use super::expr::{CaseContext, Expr};
+use crate::facts::Facts;
+use apex_plugin_api::{Backend, Precision};
+use serde::{Serialize, Serializer};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkipRule {
+    #[serde(serialize_with = "opt_backend")]
+    pub backend: Option<Backend>,
+    #[serde(serialize_with = "opt_precision")]
+    pub precision: Option<Precision>,
+    pub reason: String,
+    pub check: Expr,
+    /// `file:line:col` of the rule in its bench.yaml.
+    pub source: String,
+}
+
+impl SkipRule {
+    /// Whether the rule's `backend` / `precision` filters select this case.
+    pub fn applies_to(&self, ctx: &CaseContext) -> bool {
+        self.backend.is_none_or(|b| b == ctx.backend)
+            && self.precision.is_none_or(|p| p == ctx.precision)
+    }
+}
+
+/// How one rule evaluated for one case (for `discover --verbose`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RuleOutcome {
+    /// The rule's backend/precision filter does not select this case.
+    NotApplicable,
+    Skip,
+    Run,
+    Error(EvalError),
+}
+
+/// The reason of the first applicable rule whose check is true, or `None` to run the case.
+///
+/// A check that cannot be evaluated (a type error such as `os < 3` that parsing cannot catch)
+/// skips the case with a `skip_condition_error: ...` reason naming the rule's source: running a case
+/// whose skip condition is broken could crash a machine the rule was written to protect.
+pub fn evaluate(rules: &[SkipRule], facts: &Facts, ctx: &CaseContext) -> Option<String> {
+    for rule in rules.iter().filter(|r| r.applies_to(ctx)) {
+        match rule.check.eval(facts, ctx) {
+            Ok(true) => return Some(rule.reason.clone()),
+            Ok(false) => {}
+            Err(e) => return Some(format!("skip_condition_error: {}: {e}", rule.source)),
+        }
+    }
+    None
+}
+
+/// Like [`evaluate`], but an evaluation error is returned instead of skipping.
+pub fn evaluate_strict(
+    rules: &[SkipRule],
+    facts: &Facts,
+    ctx: &CaseContext,
+) -> Result<Option<String>, EvalError> {
+    for rule in rules.iter().filter(|r| r.applies_to(ctx)) {
+        if rule.check.eval(facts, ctx)? {
+            return Ok(Some(rule.reason.clone()));
+        }
+    }
+    Ok(None)
+}
+
+/// Every rule's outcome for one case, in order.
+pub fn explain(rules: &[SkipRule], facts: &Facts, ctx: &CaseContext) -> Vec<RuleOutcome> {
+    rules
+        .iter()
+        .map(|rule| {
+            if !rule.applies_to(ctx) {
+                return RuleOutcome::NotApplicable;
+            }
+            match rule.check.eval(facts, ctx) {
+                Ok(true) => RuleOutcome::Skip,
+                Ok(false) => RuleOutcome::Run,
+                Err(e) => RuleOutcome::Error(e),
+            }
+        })
+        .collect()
+}
+
+/// The built-in rule: a CUDA case without CUDA, or a TensorRT case without TensorRT or CUDA, is
+/// skipped with the probe's reason (e.g. `cuda_unavailable: libcuda.so.1 not found`).
+pub fn implicit_reason(backend: Backend, facts: &Facts) -> Option<String> {
+    let cuda = || {
+        (!facts.cuda.available).then(|| {
+            facts
+                .cuda
+                .reason
+                .clone()
+                .unwrap_or_else(|| "cuda_unavailable".into())
+        })
+    };
+    match backend {
+        Backend::Cpu => None,
+        Backend::Cuda => cuda(),
+        Backend::Trt => {
+            if !facts.trt.available {
+                Some(
+                    facts
+                        .trt
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| "trt_unavailable".into()),
+                )
+            } else {
+                cuda()
+            }
+        }
+    }
+}
+
+fn opt_backend<S: Serializer>(v: &Option<Backend>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(Backend::as_str).serialize(s)
+}
+
+fn opt_precision<S: Serializer>(v: &Option<Precision>, s: S) -> Result<S::Ok, S::Error> {
+    v.map(Precision::as_str).serialize(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ParamMap;
+
+    fn rule(backend: Option<Backend>, reason: &str, check: &str) -> SkipRule {
+        SkipRule {
+            backend,
+            precision: None,
+            reason: reason.into(),
+            check: Expr::parse(check).unwrap(),
+            source: "bench.yaml:3:5".into(),
+        }
+    }
+
+    fn ctx(backend: Backend) -> CaseContext {
+        CaseContext {
+            kernel: "k".into(),
+            backend,
+            precision: Precision::Fp32,
+            params: ParamMap::new(),
+        }
+    }
+
+    #[test]
+    fn true_check_means_skip_with_reason() {
+        let rules = [rule(
+            Some(Backend::Cuda),
+            "CUDA not available",
+            "not cuda.available",
+        )];
+        let cpu = Facts::cpu_only();
+        assert_eq!(
+            evaluate(&rules, &cpu, &ctx(Backend::Cuda)).as_deref(),
+            Some("CUDA not available")
+        );
+        assert_eq!(evaluate(&rules, &cpu, &ctx(Backend::Cpu)), None);
+        assert_eq!(
+            explain(&rules, &cpu, &ctx(Backend::Cpu)),
+            vec![RuleOutcome::NotApplicable]
+        );
+    }
+
+    #[test]
+    fn broken_check_skips_with_its_source() {
+        let rules = [rule(None, "never", "os < 3")];
+        let why = evaluate(&rules, &Facts::cpu_only(), &ctx(Backend::Cpu)).unwrap();
+        assert!(
+            why.starts_with("skip_condition_error: bench.yaml:3:5: "),
+            "{why}"
+        );
+        assert!(evaluate_strict(&rules, &Facts::cpu_only(), &ctx(Backend::Cpu)).is_err());
+    }
+
+    #[test]
+    fn implicit_rule_uses_probe_reasons() {
+        let cpu = Facts::cpu_only();
+        assert_eq!(implicit_reason(Backend::Cpu, &cpu), None);
+        assert_eq!(
+            implicit_reason(Backend::Cuda, &cpu).as_deref(),
+            Some("cuda_unavailable: libcuda.so.1 not found")
+        );
+        assert_eq!(
+            implicit_reason(Backend::Trt, &cpu).as_deref(),
+            Some("trt_unavailable: libnvinfer.so not found")
+        );
+    }
+}
