@@ -1,6 +1,43 @@
 //! Report writing: the only module that writes results to files and the terminal.
-//! (being written)
+//!
+//! ```text
+//! run ─► Progress (live bar / CI lines) ─────────────────────────────► stderr
+//!    └─► RunWriter::begin ─► record(case)… ─► finish(summary, manifest, env)
+//!           .partial/<run_id>/cases.jsonl      env.json, kernel_manifest.json,
+//!                                              kernels/<id>.json, summary.json, summary.md
+//! ```
+//!
+//! - [`throughput`]: rates from a kernel's declared work at a p50.
+//! - [`env::collect`]: the host part of `env.json`.
+//! - [`RunWriter`]: streaming, crash-safe writer of one run's report ([`read_partial`] reads
+//!   back what a killed run finished).
+//! - [`render_summary_markdown`]: `summary.md`, with findings derived from the data
+//!   ([`findings::analyze`]).
+//! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
+//!
+//! JSON Schemas of every file: `docs/schemas/`.
 
 mod atomic;
+mod case_view;
+pub mod env;
+mod final_table;
+pub mod findings;
+pub mod fmt;
+mod markdown;
+pub mod paths;
+pub mod progress;
+mod table;
+#[cfg(test)]
+mod test_support;
+mod throughput;
+mod writer;
 
 pub use atomic::{WriteError, to_sorted_json, write_atomic, write_json_atomic};
+pub use final_table::{TOP_CASES, final_table};
+pub use markdown::render_summary_markdown;
+pub use progress::Progress;
+pub use throughput::{throughput, unit_rate};
+pub use writer::{
+    KERNEL_REPORT_SCHEMA_VERSION, ReadPartialError, RunWriter, kernel_reports, read_partial,
+    write_summary_markdown,
+};

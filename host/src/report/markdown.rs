@@ -1,0 +1,615 @@
+//! [`render_summary_markdown`]: `summary.md`, the human-readable companion of `summary.json`.
+//!
+//! Sections, in order (QuASIM's list, with Apex-X's per-mode detail): header, Environment,
+//! Leaderboard (by p50), Timing modes (CUDA cold vs batch), Resource use, Skipped, Failed, Key
+//! findings, Recommendations, Regressions (when a compare result is given), and a footer that says
+//! how the file was made and what a killed run leaves. A missing value prints `n/a`.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use super::case_view::{headline_timing, leaderboard, throttled, with_status};
+use super::findings::analyze;
+use super::fmt::{NA, err, ms, opt_ms, opt_pct, opt_sig, pct_of_ratio, si, sig};
+use super::table::Table;
+use super::throughput::unit_rate;
+use crate::model::{CaseResult, CaseStatus, RunSummary};
+
+/// The whole of `summary.md`. `regressions` is a Markdown block from the baseline comparison.
+pub fn render_summary_markdown(summary: &RunSummary, regressions: Option<&str>) -> String {
+    let mut md = String::new();
+    header(summary, &mut md);
+    environment(&summary.environment, &mut md);
+    leaderboard_section(summary, &mut md);
+    modes_section(summary, &mut md);
+    resources_section(summary, &mut md);
+    skipped_section(summary, &mut md);
+    failed_section(summary, &mut md);
+
+    let analysis = analyze(summary, regressions.is_some());
+    md.push_str("## Key findings\n\n");
+    bullets(&analysis.findings, "Nothing to report.", &mut md);
+    md.push_str("## Recommendations\n\n");
+    bullets(
+        &analysis.recommendations,
+        "None: the data raises no issue.",
+        &mut md,
+    );
+
+    if let Some(block) = regressions {
+        let block = block.trim();
+        if !block.starts_with('#') {
+            md.push_str("## Regressions\n\n");
+        }
+        md.push_str(block);
+        md.push_str("\n\n");
+    }
+    footer(&mut md);
+    md
+}
+
+fn header(s: &RunSummary, md: &mut String) {
+    md.push_str("# apex-bench report\n\n");
+    md.push_str(&format!("- status: **{}**\n", s.status));
+    md.push_str(&format!(
+        "- suite: `{}` (schema {})\n",
+        s.suite, s.schema_version
+    ));
+    md.push_str(&format!("- timestamp (UTC): {}\n", s.timestamp_utc));
+    let total: usize = s.counts.values().sum();
+    let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    md.push_str(&format!("- cases: {total} ({})\n", counts.join(", ")));
+    if let Value::Object(cfg) = &s.config {
+        let flat: Vec<String> = cfg
+            .iter()
+            .filter_map(|(k, v)| scalar(v).map(|v| format!("{k}={v}")))
+            .collect();
+        if !flat.is_empty() {
+            md.push_str(&format!("- config: {}\n", flat.join(", ")));
+        }
+    }
+    md.push('\n');
+}
+
+/// A config or environment value on one line: scalars, and lists of scalars joined by commas.
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => Some(
+            items
+                .iter()
+                .filter_map(scalar)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        _ => None,
+    }
+}
+
+/// The first of `paths` (dot-separated; numbers index arrays) that holds a non-null scalar.
+fn lookup(env: &Value, paths: &[&str]) -> Option<String> {
+    paths.iter().find_map(|path| {
+        let mut v = env;
+        for part in path.split('.') {
+            v = match part.parse::<usize>() {
+                Ok(i) => v.get(i)?,
+                Err(_) => v.get(part)?,
+            };
+        }
+        if v.is_null() { None } else { scalar(v) }
+    })
+}
+
+fn environment(env: &Value, md: &mut String) {
+    md.push_str("## Environment\n\n");
+    let get = |paths: &[&str]| lookup(env, paths).unwrap_or_else(|| NA.into());
+    let mut t = Table::new(&["", ""]);
+    t.row(vec!["host".into(), get(&["host.hostname"])]);
+    let os = match (
+        lookup(env, &["host.os_pretty", "host.os"]),
+        lookup(env, &["host.kernel_release"]),
+    ) {
+        (Some(os), Some(k)) => format!("{os} (kernel {k})"),
+        (Some(os), None) => os,
+        (None, Some(k)) => format!("kernel {k}"),
+        (None, None) => NA.into(),
+    };
+    t.row(vec!["OS".into(), os]);
+    let cpu = match lookup(env, &["host.logical_cpus"]) {
+        Some(n) => format!(
+            "{} ({n} logical CPUs, {})",
+            get(&["host.cpu_model"]),
+            get(&["host.arch"])
+        ),
+        None => get(&["host.cpu_model"]),
+    };
+    t.row(vec!["CPU".into(), cpu]);
+    t.row(vec![
+        "memory".into(),
+        lookup(env, &["host.memory_total_mb"]).map_or_else(|| NA.into(), |m| format!("{m} MB")),
+    ]);
+    let gpu = lookup(
+        env,
+        &[
+            "cuda.device_name",
+            "cuda.devices.0.name",
+            "gpu.name",
+            "runtime_caps.cuda.device_name",
+        ],
+    );
+    let gpu = match gpu {
+        Some(g) => g,
+        None => match lookup(env, &["cuda.reason", "runtime_caps.cuda.reason"]) {
+            Some(reason) => format!("none ({reason})"),
+            None => NA.into(),
+        },
+    };
+    t.row(vec!["GPU".into(), gpu]);
+    t.row(vec![
+        "driver".into(),
+        get(&[
+            "cuda.driver_version",
+            "nvml.driver_version",
+            "gpu.driver_version",
+        ]),
+    ]);
+    t.row(vec![
+        "CUDA".into(),
+        get(&[
+            "cuda.cuda_version",
+            "cuda.driver_api_version",
+            "cuda.version",
+        ]),
+    ]);
+    if let Some(bw) = lookup(
+        env,
+        &[
+            "cuda.copy_bandwidth_gbps",
+            "calibration.copy_bandwidth_gbps",
+        ],
+    ) {
+        t.row(vec!["copy bandwidth".into(), format!("{bw} GB/s")]);
+    }
+    let git = match lookup(env, &["git.commit"]) {
+        Some(c) => match env.pointer("/git/dirty").and_then(Value::as_bool) {
+            Some(true) => format!("{c} (dirty)"),
+            _ => c,
+        },
+        None => NA.into(),
+    };
+    t.row(vec!["git".into(), git]);
+    let tool = match lookup(env, &["tool.version"]) {
+        Some(v) => match lookup(env, &["tool.build_profile"]) {
+            Some(p) => format!("{v} ({p} build)"),
+            None => v,
+        },
+        None => NA.into(),
+    };
+    t.row(vec!["apex-host".into(), tool]);
+    md.push_str(&t.markdown());
+    md.push('\n');
+}
+
+fn throughput_cell(c: &CaseResult) -> String {
+    match c.throughput.as_ref().and_then(unit_rate) {
+        Some((name, v)) => format!("{} {}/s", si(v), name.trim_end_matches("_per_s")),
+        None => NA.into(),
+    }
+}
+
+fn accuracy_cell(c: &CaseResult) -> (String, String) {
+    match &c.accuracy {
+        Some(a) => (
+            err(a.max_abs_error),
+            if a.passed { "pass" } else { "FAIL" }.into(),
+        ),
+        None => (NA.into(), NA.into()),
+    }
+}
+
+fn leaderboard_section(s: &RunSummary, md: &mut String) {
+    md.push_str("## Leaderboard (by p50)\n\n");
+    let board = leaderboard(s);
+    if board.is_empty() {
+        md.push_str("No case was measured.\n\n");
+        return;
+    }
+    let mut t = Table::new(&[
+        ">#",
+        "kernel",
+        "backend",
+        "precision",
+        "params",
+        "mode",
+        ">p50 ms",
+        ">p95 ms",
+        ">median CI ms",
+        ">CV",
+        ">throughput",
+        ">GB/s",
+        ">% copy BW",
+        ">max abs err",
+        "accuracy",
+    ]);
+    for (i, c) in board.iter().enumerate() {
+        let stats = headline_timing(c).map(|t| &t.stats);
+        let ci = stats.map_or_else(
+            || NA.into(),
+            |st| {
+                format!(
+                    "{}–{} ({:.0}%)",
+                    ms(st.median_ci_low_ms),
+                    ms(st.median_ci_high_ms),
+                    st.ci_level * 100.0
+                )
+            },
+        );
+        let (max_err, acc) = accuracy_cell(c);
+        let tp = c.throughput.as_ref();
+        t.row(vec![
+            (i + 1).to_string(),
+            c.key.kernel.clone(),
+            c.key.backend.clone(),
+            c.key.precision.clone(),
+            c.key.params_label(),
+            c.headline.clone().unwrap_or_else(|| NA.into()),
+            opt_ms(c.p50_ms),
+            opt_ms(c.p95_ms),
+            ci,
+            stats.map_or_else(|| NA.into(), |st| pct_of_ratio(st.cv)),
+            throughput_cell(c),
+            opt_sig(tp.map(|t| t.gbps), 4),
+            opt_pct(tp.and_then(|t| t.pct_of_copy_bandwidth)),
+            max_err,
+            acc,
+        ]);
+    }
+    md.push_str(&t.markdown());
+    md.push('\n');
+}
+
+fn modes_section(s: &RunSummary, md: &mut String) {
+    let cases: Vec<&CaseResult> = s
+        .benchmarks
+        .values()
+        .filter(|c| c.timing.contains_key("cold") || c.timing.contains_key("batch"))
+        .collect();
+    if cases.is_empty() {
+        return;
+    }
+    md.push_str("## Timing modes (CUDA: cold vs batch)\n\n");
+    md.push_str(
+        "cold: L2 flushed before each sample, one launch per sample. batch: back-to-back launches \
+         (from a CUDA graph where marked), launch gaps excluded.\n\n",
+    );
+    let mut t = Table::new(&[
+        "case",
+        "status",
+        ">cold p50 ms",
+        ">cold p95 ms",
+        ">cold CV",
+        ">batch p50 ms",
+        ">batch p95 ms",
+        ">batch CV",
+        ">calls/sample",
+        "graph",
+        ">cold ÷ batch",
+    ]);
+    for c in cases {
+        let cold = c.timing.get("cold").map(|m| &m.stats);
+        let batch = c.timing.get("batch");
+        let ratio = match (cold, batch) {
+            (Some(x), Some(y)) if y.stats.p50_ms > 0.0 => {
+                format!("{:.2}×", x.p50_ms / y.stats.p50_ms)
+            }
+            _ => NA.into(),
+        };
+        t.row(vec![
+            c.id.clone(),
+            c.status.as_str().into(),
+            opt_ms(cold.map(|s| s.p50_ms)),
+            opt_ms(cold.map(|s| s.p95_ms)),
+            cold.map_or_else(|| NA.into(), |s| pct_of_ratio(s.cv)),
+            opt_ms(batch.map(|m| m.stats.p50_ms)),
+            opt_ms(batch.map(|m| m.stats.p95_ms)),
+            batch.map_or_else(|| NA.into(), |m| pct_of_ratio(m.stats.cv)),
+            batch.map_or_else(|| NA.into(), |m| m.calls_per_sample.to_string()),
+            batch.map_or_else(|| NA.into(), |m| if m.graph { "yes" } else { "no" }.into()),
+            ratio,
+        ]);
+    }
+    md.push_str(&t.markdown());
+    md.push('\n');
+}
+
+fn resources_section(s: &RunSummary, md: &mut String) {
+    md.push_str("## Resource use\n\n");
+    let cases: Vec<&CaseResult> = s
+        .benchmarks
+        .values()
+        .filter(|c| matches!(c.status, CaseStatus::Ok | CaseStatus::FailedAccuracy))
+        .collect();
+    if cases.is_empty() {
+        md.push_str("No case was measured.\n\n");
+        return;
+    }
+    let mut t = Table::new(&[
+        "case",
+        ">peak RSS MB",
+        ">peak device MB",
+        ">energy/call mJ",
+        ">mean power W",
+        ">SM clock MHz",
+        ">throttled samples",
+        "throttle reasons",
+    ]);
+    for c in cases {
+        let r = &c.resources;
+        let e = r.energy.as_ref();
+        let energy = match e {
+            Some(e) => match (e.energy_per_call_mj, &e.energy_unavailable) {
+                (Some(mj), _) => sig(mj, 4),
+                (None, Some(why)) => format!("{NA} ({why})"),
+                (None, None) => NA.into(),
+            },
+            None => NA.into(),
+        };
+        let reasons = e
+            .filter(|_| throttled(c))
+            .map(|e| e.throttle_reasons.join(", "))
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| {
+                if e.is_some() {
+                    "none".into()
+                } else {
+                    NA.into()
+                }
+            });
+        t.row(vec![
+            c.id.clone(),
+            opt_sig(r.peak_rss_mb, 4),
+            opt_sig(r.peak_device_memory_mb, 4),
+            energy,
+            opt_sig(e.and_then(|e| e.mean_power_w), 4),
+            e.and_then(|e| e.sm_clock_mhz)
+                .map_or_else(|| NA.into(), |m| m.to_string()),
+            e.map_or_else(|| NA.into(), |e| e.throttled_samples.to_string()),
+            reasons,
+        ]);
+    }
+    md.push_str(&t.markdown());
+    md.push('\n');
+}
+
+fn skipped_section(s: &RunSummary, md: &mut String) {
+    let skipped = with_status(s, CaseStatus::Skipped);
+    if skipped.is_empty() {
+        return;
+    }
+    md.push_str(&format!("## Skipped ({})\n\n", skipped.len()));
+    let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for c in &skipped {
+        by_reason
+            .entry(c.reason.as_deref().unwrap_or("no reason recorded"))
+            .or_default()
+            .push(&c.id);
+    }
+    let mut t = Table::new(&["reason", ">cases", "ids"]);
+    for (reason, ids) in by_reason {
+        let list: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+        t.row(vec![reason.into(), ids.len().to_string(), list.join(", ")]);
+    }
+    md.push_str(&t.markdown());
+    md.push('\n');
+}
+
+fn failed_section(s: &RunSummary, md: &mut String) {
+    let failed = with_status(s, CaseStatus::Failed);
+    let wrong = with_status(s, CaseStatus::FailedAccuracy);
+    if failed.is_empty() && wrong.is_empty() {
+        return;
+    }
+    md.push_str(&format!("## Failed ({})\n\n", failed.len() + wrong.len()));
+    if !failed.is_empty() {
+        let mut t = Table::new(&["case", "reason"]);
+        for c in failed {
+            t.row(vec![
+                format!("`{}`", c.id),
+                c.reason
+                    .clone()
+                    .unwrap_or_else(|| "no reason recorded".into()),
+            ]);
+        }
+        md.push_str(&t.markdown());
+        md.push('\n');
+    }
+    if !wrong.is_empty() {
+        md.push_str("Wrong output (`failed_accuracy`); their timings are not valid results:\n\n");
+        let mut t = Table::new(&[
+            "case",
+            ">rmse",
+            ">max abs err",
+            ">max rel err",
+            ">mismatch",
+            ">non-finite",
+            "tolerance",
+        ]);
+        for c in wrong {
+            let row = match &c.accuracy {
+                Some(a) => {
+                    let tol: Vec<String> = a
+                        .tolerance
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v:e}"))
+                        .collect();
+                    vec![
+                        format!("`{}`", c.id),
+                        err(a.rmse),
+                        err(a.max_abs_error),
+                        err(a.max_rel_error),
+                        pct_of_ratio(a.mismatch_ratio),
+                        a.non_finite.to_string(),
+                        tol.join(", "),
+                    ]
+                }
+                None => {
+                    let mut row = vec![format!("`{}`", c.id)];
+                    row.extend(std::iter::repeat_n(NA.to_string(), 6));
+                    row
+                }
+            };
+            t.row(row);
+        }
+        md.push_str(&t.markdown());
+        md.push('\n');
+    }
+}
+
+fn bullets(items: &[String], empty: &str, md: &mut String) {
+    if items.is_empty() {
+        md.push_str(&format!("- {empty}\n"));
+    }
+    for i in items {
+        md.push_str(&format!("- {i}\n"));
+    }
+    md.push('\n');
+}
+
+fn footer(md: &mut String) {
+    md.push_str("---\n\n");
+    md.push_str(
+        "Written by `apex-host` from `summary.json`; re-render with `apex-host report --input-dir \
+         <dir>`. Times are per call at the headline mode (`cpu`, or `batch` for CUDA); the median CI \
+         is a seeded bootstrap (docs/protocol.md). Report files are replaced atomically at the end of \
+         a run: a run that is killed leaves the previous report intact, and the cases it finished are \
+         kept, one JSON line each, in `.partial/<run_id>/cases.jsonl`.\n",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::{measured_case, sample_summary, summary_of};
+
+    #[test]
+    fn every_section_is_present_in_order() {
+        let md = render_summary_markdown(
+            &sample_summary(),
+            Some("| metric | status |\n|---|---|\n| x | regress |"),
+        );
+        let order = [
+            "# apex-bench report",
+            "## Environment",
+            "## Leaderboard (by p50)",
+            "## Timing modes (CUDA: cold vs batch)",
+            "## Resource use",
+            "## Skipped (1)",
+            "## Failed (2)",
+            "## Key findings",
+            "## Recommendations",
+            "## Regressions",
+            "| x | regress |",
+            ".partial/<run_id>/cases.jsonl",
+        ];
+        let mut at = 0;
+        for h in order {
+            let pos = md[at..]
+                .find(h)
+                .unwrap_or_else(|| panic!("`{h}` missing after byte {at}:\n{md}"));
+            at += pos + h.len();
+        }
+        assert!(md.ends_with('\n'));
+    }
+
+    #[test]
+    fn leaderboard_is_sorted_by_p50_and_lists_only_ok_cases() {
+        let md = render_summary_markdown(&sample_summary(), None);
+        let board = &md[md.find("## Leaderboard").unwrap()..md.find("## Timing modes").unwrap()];
+        let rows: Vec<&str> = board
+            .lines()
+            .filter(|l| l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit()))
+            .collect();
+        assert_eq!(rows.len(), 3, "{board}");
+        assert!(
+            rows[0].starts_with("| 1 | tile_ops.tile_pack | cuda |"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1].starts_with("| 2 | tile_ops.fusion_gate | cpu |"),
+            "{}",
+            rows[1]
+        );
+        assert!(
+            rows[2].starts_with("| 3 | tile_ops.tile_pack | cpu |"),
+            "{}",
+            rows[2]
+        );
+        assert!(rows[0].contains("| 0.05000 |"), "{}", rows[0]);
+        assert!(rows[0].contains("tiles/s"), "{}", rows[0]);
+        assert!(
+            !board.contains("nn_ops.gelu"),
+            "failed_accuracy timing is not on the leaderboard"
+        );
+        assert!(!md.contains("## Regressions"));
+    }
+
+    #[test]
+    fn missing_values_print_na() {
+        let mut c = measured_case("a.b", "cpu", 1.0, 0.01);
+        c.throughput = None;
+        c.accuracy = None;
+        c.resources = Default::default();
+        let mut s = summary_of(vec![c]);
+        s.environment = serde_json::json!({});
+        let md = render_summary_markdown(&s, None);
+        assert!(md.contains("| GPU | n/a |"), "{md}");
+        assert!(md.contains("| git | n/a |"), "{md}");
+        let row = md.lines().find(|l| l.starts_with("| 1 | a.b |")).unwrap();
+        assert!(row.ends_with("| n/a | n/a | n/a | n/a | n/a |"), "{row}");
+    }
+
+    #[test]
+    fn environment_reads_the_merged_keys() {
+        let md = render_summary_markdown(&sample_summary(), None);
+        for s in [
+            "| host | bench-01 |",
+            "| OS | Debian GNU/Linux 12 (kernel 6.1.0) |",
+            "| CPU | Test CPU 3000 (16 logical CPUs, x86_64) |",
+            "| GPU | NVIDIA H100 |",
+            "| driver | 570.1 |",
+            "| CUDA | 12.8 |",
+            "| git | 0123456789abcdef0123456789abcdef01234567 (dirty) |",
+        ] {
+            assert!(md.contains(s), "`{s}` missing:\n{md}");
+        }
+        let mut s = sample_summary();
+        s.environment =
+            serde_json::json!({"cuda": {"available": false, "reason": "libcuda.so.1 not found"}});
+        let md = render_summary_markdown(&s, None);
+        assert!(
+            md.contains("| GPU | none (libcuda.so.1 not found) |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn failures_and_skips_carry_their_reasons() {
+        let md = render_summary_markdown(&sample_summary(), None);
+        assert!(md.contains("signal: SIGSEGV (segmentation fault)"));
+        assert!(md.contains("| cuda_unavailable: libcuda.so.1 not found | 1 |"));
+        assert!(
+            md.contains("| 12.5% |"),
+            "mismatch ratio of the failed_accuracy case"
+        );
+        assert!(md.contains("| 3.00× |"), "cold over batch ratio");
+    }
+
+    #[test]
+    fn a_regressions_block_with_its_own_heading_is_not_given_a_second_one() {
+        let md = render_summary_markdown(&sample_summary(), Some("## Regressions\n\nnone\n"));
+        assert_eq!(md.matches("## Regressions").count(), 1);
+    }
+}
