@@ -51,3 +51,15 @@ pub fn with_status(summary: &RunSummary, status: CaseStatus) -> Vec<&CaseResult>
         .filter(|c| c.status == status)
         .collect()
 }
+
+/// `N (ok a, skipped b, ...)` from the cases themselves; a `total` entry in `counts` is not a
+/// status and is not repeated.
+pub fn counts_line(s: &RunSummary) -> String {
+    let counts: Vec<String> = s
+        .counts
+        .iter()
+        .filter(|(k, _)| k.as_str() != "total")
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    format!("{} ({})", s.benchmarks.len(), counts.join(", "))
+}

@@ -1,8 +1,11 @@
 //! [`final_table`]: the end-of-run summary printed to the terminal: counts per status, the
 //! fastest cases, and every case that did not pass with its reason.
 
-use super::case_view::{headline_timing, leaderboard};
+use super::case_view::{counts_line, headline_timing, leaderboard};
+use std::path::Path;
+
 use super::fmt::{NA, opt_ms, pct_of_ratio, si};
+use super::paths;
 use super::table::Table;
 use super::throughput::unit_rate;
 use crate::model::{CaseStatus, RunSummary};
@@ -10,21 +13,28 @@ use crate::model::{CaseStatus, RunSummary};
 /// How many leaderboard rows the terminal table shows (`summary.md` has them all).
 pub const TOP_CASES: usize = 10;
 
+/// Prints the end-of-run table, the gate's result when there is one, and where the report is.
+#[expect(
+    clippy::print_stdout,
+    reason = "the end-of-run summary is the run command's output"
+)]
+pub fn print_final(summary: &RunSummary, output_dir: &Path, regressions: Option<&str>) {
+    print!("{}", final_table(summary));
+    if let Some(block) = regressions {
+        println!("\n{}", block.trim_end());
+    }
+    println!(
+        "\nreport: {} ({}, {}, {}/)",
+        output_dir.join(paths::SUMMARY_MD).display(),
+        paths::SUMMARY_JSON,
+        paths::ENV_JSON,
+        paths::KERNELS_DIR
+    );
+}
+
 /// The end-of-run table as plain text, ending in a newline.
 pub fn final_table(summary: &RunSummary) -> String {
-    let mut s = String::new();
-    let counts: Vec<String> = summary
-        .counts
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    let total: usize = summary.counts.values().sum();
-    s.push_str(&format!(
-        "run {}: {total} case(s){}{}\n",
-        summary.status,
-        if counts.is_empty() { "" } else { ": " },
-        counts.join(", ")
-    ));
+    let mut s = format!("run {}: cases {}\n", summary.status, counts_line(summary));
 
     let board = leaderboard(summary);
     if !board.is_empty() {
@@ -85,7 +95,7 @@ mod tests {
         let first = text.lines().next().unwrap();
         assert_eq!(
             first,
-            "run failed: 6 case(s): failed 1, failed_accuracy 1, ok 3, skipped 1"
+            "run failed: cases 6 (failed 1, failed_accuracy 1, ok 3, skipped 1)"
         );
         assert!(text.contains("fastest 3 of 3 by p50:"));
         let fastest = text

@@ -8,7 +8,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use super::case_view::{headline_timing, leaderboard, throttled, with_status};
+use super::case_view::{counts_line, headline_timing, leaderboard, throttled, with_status};
 use super::findings::analyze;
 use super::fmt::{NA, err, ms, opt_ms, opt_pct, opt_sig, pct_of_ratio, si, sig};
 use super::table::Table;
@@ -56,9 +56,7 @@ fn header(s: &RunSummary, md: &mut String) {
         s.suite, s.schema_version
     ));
     md.push_str(&format!("- timestamp (UTC): {}\n", s.timestamp_utc));
-    let total: usize = s.counts.values().sum();
-    let counts: Vec<String> = s.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    md.push_str(&format!("- cases: {total} ({})\n", counts.join(", ")));
+    md.push_str(&format!("- cases: {}\n", counts_line(s)));
     if let Value::Object(cfg) = &s.config {
         let flat: Vec<String> = cfg
             .iter()
@@ -130,18 +128,28 @@ fn environment(env: &Value, md: &mut String) {
         "memory".into(),
         lookup(env, &["host.memory_total_mb"]).map_or_else(|| NA.into(), |m| format!("{m} MB")),
     ]);
-    let gpu = lookup(
+    // The run merges its facts (`facts.cuda`), the calibrated device (`cuda_device`) and the
+    // copy bandwidth over env.json; older or hand-made files may use a flat `cuda` object.
+    let gpu = match lookup(
         env,
         &[
+            "cuda_device.name",
+            "facts.cuda.device_name",
             "cuda.device_name",
-            "cuda.devices.0.name",
-            "gpu.name",
-            "runtime_caps.cuda.device_name",
         ],
-    );
-    let gpu = match gpu {
-        Some(g) => g,
-        None => match lookup(env, &["cuda.reason", "runtime_caps.cuda.reason"]) {
+    ) {
+        Some(name) => match lookup(
+            env,
+            &[
+                "cuda_device.compute_capability",
+                "facts.cuda.compute_capability",
+                "cuda.compute_capability",
+            ],
+        ) {
+            Some(cc) => format!("{name} (compute capability {cc})"),
+            None => name,
+        },
+        None => match lookup(env, &["facts.cuda.reason", "cuda.reason"]) {
             Some(reason) => format!("none ({reason})"),
             None => NA.into(),
         },
@@ -149,28 +157,24 @@ fn environment(env: &Value, md: &mut String) {
     t.row(vec!["GPU".into(), gpu]);
     t.row(vec![
         "driver".into(),
-        get(&[
-            "cuda.driver_version",
-            "nvml.driver_version",
-            "gpu.driver_version",
-        ]),
+        get(&["cuda_device.driver_version", "cuda.driver_version"]),
     ]);
     t.row(vec![
         "CUDA".into(),
         get(&[
+            "cuda_device.cuda_driver_api",
+            "facts.cuda.driver_version",
             "cuda.cuda_version",
-            "cuda.driver_api_version",
-            "cuda.version",
         ]),
     ]);
-    if let Some(bw) = lookup(
-        env,
-        &[
-            "cuda.copy_bandwidth_gbps",
-            "calibration.copy_bandwidth_gbps",
-        ],
-    ) {
-        t.row(vec!["copy bandwidth".into(), format!("{bw} GB/s")]);
+    if let Some(nvrtc) = lookup(env, &["cuda_device.nvrtc_version"]) {
+        t.row(vec!["NVRTC".into(), nvrtc]);
+    }
+    if let Some(bw) = lookup(env, &["copy_bandwidth_gbps", "cuda.copy_bandwidth_gbps"]) {
+        t.row(vec![
+            "copy bandwidth".into(),
+            format!("{bw} GB/s (measured)"),
+        ]);
     }
     let git = match lookup(env, &["git.commit"]) {
         Some(c) => match env.pointer("/git/dirty").and_then(Value::as_bool) {
@@ -579,6 +583,7 @@ mod tests {
             "| OS | Debian GNU/Linux 12 (kernel 6.1.0) |",
             "| CPU | Test CPU 3000 (16 logical CPUs, x86_64) |",
             "| GPU | NVIDIA H100 |",
+            "- cases: 6 (failed 1, failed_accuracy 1, ok 3, skipped 1)",
             "| driver | 570.1 |",
             "| CUDA | 12.8 |",
             "| git | 0123456789abcdef0123456789abcdef01234567 (dirty) |",

@@ -18,6 +18,7 @@
 //! JSON Schemas of every file: `docs/schemas/`.
 
 mod atomic;
+pub mod calibration;
 mod case_view;
 pub mod env;
 mod final_table;
@@ -33,7 +34,7 @@ mod throughput;
 mod writer;
 
 pub use atomic::{WriteError, to_sorted_json, write_atomic, write_json_atomic};
-pub use final_table::{TOP_CASES, final_table};
+pub use final_table::{TOP_CASES, final_table, print_final};
 pub use markdown::render_summary_markdown;
 pub use progress::Progress;
 pub use throughput::{throughput, unit_rate};

@@ -1,0 +1,242 @@
+//! `apex-host report`: re-renders `summary.md` from `summary.json` (after editing nothing but
+//! the renderer, or to add a regressions block), without running anything.
+
+use std::path::{Path, PathBuf};
+
+use super::exit_codes::ApexExitCode;
+use crate::model::{RunSummary, SUMMARY_SCHEMA_VERSION};
+use crate::report::{WriteError, paths, render_summary_markdown, write_atomic};
+
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Report options")]
+pub struct ReportArgs {
+    /// The report folder of a run (the `--output-dir` of `apex-host run`).
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "reports",
+        env = "APEX_REPORT_DIR"
+    )]
+    pub input_dir: PathBuf,
+
+    /// Where to write the Markdown [default: `<input-dir>/summary.md`].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// A Markdown file to include as the "Regressions" section (e.g. `<input-dir>/regressions.md`).
+    #[arg(long, value_name = "FILE")]
+    pub regressions: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(
+        "failed to find `{path}`\n(hint: run `apex-host run --output-dir {dir}` first, or point \
+         `--input-dir` at a folder that holds a summary.json)",
+        dir = path.parent().map_or_else(|| ".".into(), |d| d.display().to_string())
+    )]
+    MissingSummary { path: PathBuf },
+    #[error("failed to read `{path}`: {source}\n(hint: check the file's permissions)")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "failed to parse `{path}` at {line}:{column}: {source}\n(hint: the file is not a \
+         summary.json written by apex-host (schema: docs/schemas/summary.schema.json); re-run \
+         `apex-host run` to write a fresh one)"
+    )]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        source: serde_json::Error,
+    },
+    #[error(
+        "failed to use `{path}`: it has schema_version {found}, this apex-host reads {expected}\n\
+         (hint: re-render it with the apex-host version that wrote it, or re-run the benchmarks)"
+    )]
+    SchemaVersion {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error(
+        "failed to read the regressions block `{path}`: {source}\n(hint: check `--regressions`)"
+    )]
+    Regressions {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl ReportError {
+    /// A missing or unreadable input is a configuration error (nothing was rendered); failing to
+    /// write the Markdown is an internal (I/O) error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Write(_) => ApexExitCode::INTERNAL,
+            _ => ApexExitCode::CONFIG_ERROR,
+        }
+    }
+}
+
+/// Reads `<input-dir>/summary.json`, writes the Markdown, returns the exit code (0).
+pub fn exec(args: &ReportArgs) -> Result<i32, ReportError> {
+    let summary_path = args.input_dir.join(paths::SUMMARY_JSON);
+    let summary = load_summary(&summary_path)?;
+    let regressions = match &args.regressions {
+        Some(p) => Some(
+            std::fs::read_to_string(p).map_err(|source| ReportError::Regressions {
+                path: p.clone(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.input_dir.join(paths::SUMMARY_MD));
+    let md = render_summary_markdown(&summary, regressions.as_deref());
+    write_atomic(&out, md.as_bytes())?;
+    announce(&out, &summary_path);
+    Ok(ApexExitCode::OK)
+}
+
+/// [`exec`], with any error printed to stderr and mapped to its exit code.
+pub fn exec_to_code(args: &ReportArgs) -> i32 {
+    match exec(args) {
+        Ok(code) => code,
+        Err(e) => {
+            print_error(&e);
+            e.exit_code()
+        }
+    }
+}
+
+#[expect(
+    clippy::print_stderr,
+    reason = "the report command reports its own failure"
+)]
+fn print_error(e: &ReportError) {
+    eprintln!("error: {e}");
+}
+
+/// Loads and checks a `summary.json`.
+pub fn load_summary(path: &Path) -> Result<RunSummary, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ReportError::MissingSummary {
+                path: path.to_path_buf(),
+            }
+        } else {
+            ReportError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    let summary: RunSummary =
+        serde_json::from_str(&text).map_err(|source| ReportError::Malformed {
+            path: path.to_path_buf(),
+            line: source.line(),
+            column: source.column(),
+            source,
+        })?;
+    if summary.schema_version != SUMMARY_SCHEMA_VERSION {
+        return Err(ReportError::SchemaVersion {
+            path: path.to_path_buf(),
+            found: summary.schema_version,
+            expected: SUMMARY_SCHEMA_VERSION,
+        });
+    }
+    Ok(summary)
+}
+
+#[expect(
+    clippy::print_stderr,
+    reason = "the report command tells the user which file it wrote"
+)]
+fn announce(out: &Path, from: &Path) {
+    eprintln!("wrote {} (from {})", out.display(), from.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(dir: &Path) -> ReportArgs {
+        ReportArgs {
+            input_dir: dir.to_path_buf(),
+            output: None,
+            regressions: None,
+        }
+    }
+
+    fn summary_json() -> String {
+        let s = RunSummary {
+            schema_version: SUMMARY_SCHEMA_VERSION,
+            suite: crate::model::SUITE_NAME.into(),
+            timestamp_utc: "2026-01-02T03:04:05+00:00".into(),
+            environment: serde_json::json!({"host": {"hostname": "h"}}),
+            config: serde_json::json!({}),
+            status: "empty".into(),
+            counts: Default::default(),
+            benchmarks: Default::default(),
+        };
+        crate::report::to_sorted_json(&s).unwrap()
+    }
+
+    #[test]
+    fn re_renders_summary_md_with_regressions() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("summary.json"), summary_json()).unwrap();
+        let reg = dir.path().join("regressions.md");
+        std::fs::write(
+            &reg,
+            "| metric | verdict |\n|---|---|\n| a/p50_ms | regress |\n",
+        )
+        .unwrap();
+        let mut a = args(dir.path());
+        a.regressions = Some(reg);
+        assert_eq!(exec(&a).unwrap(), 0);
+        let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+        assert!(md.contains("| host | h |"));
+        assert!(md.contains("## Regressions") && md.contains("| a/p50_ms | regress |"));
+    }
+
+    #[test]
+    fn missing_summary_names_the_path_and_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = exec(&args(dir.path())).unwrap_err();
+        assert_eq!(e.exit_code(), ApexExitCode::CONFIG_ERROR);
+        let err = e.to_string();
+        assert!(err.contains("summary.json`"), "{err}");
+        assert!(
+            err.contains("(hint: run `apex-host run --output-dir"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn malformed_summary_gives_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("summary.json"),
+            "{\n  \"schema_version\": 1,\n  \"suite\": 7\n}\n",
+        )
+        .unwrap();
+        let err = exec(&args(dir.path())).unwrap_err().to_string();
+        assert!(err.contains("summary.json` at 3:"), "{err}");
+        assert!(err.contains("(hint:"), "{err}");
+
+        let wrong_version =
+            summary_json().replace("\"schema_version\": 1", "\"schema_version\": 99");
+        std::fs::write(dir.path().join("summary.json"), wrong_version).unwrap();
+        let err = exec(&args(dir.path())).unwrap_err().to_string();
+        assert!(err.contains("schema_version 99"), "{err}");
+    }
+}
