@@ -248,11 +248,13 @@ fn manifest() -> Value {
         library: "target/release/libtile_ops.so".into(),
         crate_dir: None,
     };
+    // The shape of `discovery::Registry::manifest()`.
     json!({
         "schema_version": 1,
         "plugins": [{"name": "tile-ops", "version": "0.1.0",
-                     "library": "target/release/libtile_ops.so", "kernels": [info]}],
-        "failures": [{"library": "target/release/libnot_a_plugin.so",
+                     "library": "target/release/libtile_ops.so", "crate_dir": "plugins/tile-ops",
+                     "bench_yaml": "plugins/tile-ops/bench.yaml", "load_ms": 3.5, "kernels": [info]}],
+        "failures": [{"path": "target/release/libnot_a_plugin.so",
                       "reason": "not an apex plugin: symbol `_apex_plugin_root` not found"}],
         "scanned_paths": ["plugins", "target/release"],
     })
