@@ -15,7 +15,6 @@ use std::cmp::Ordering;
 /// The case a condition is evaluated for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseContext {
-    pub kernel: String,
     pub backend: Backend,
     pub precision: Precision,
     pub params: ParamMap,
@@ -155,7 +154,6 @@ mod tests {
         params.insert("tile_size".into(), 16.into());
         params.insert("mode".into(), "blend".into());
         CaseContext {
-            kernel: "tile_ops.tile_pack".into(),
             backend: Backend::Cuda,
             precision: Precision::Fp16,
             params,

@@ -146,7 +146,6 @@ mod tests {
 
     fn ctx(backend: Backend) -> CaseContext {
         CaseContext {
-            kernel: "k".into(),
             backend,
             precision: Precision::Fp32,
             params: ParamMap::new(),

@@ -1,0 +1,634 @@
+//! [`SuiteConfig::expand`]: resolves one kernel's cases from its declared defaults, the matching
+//! entries (plugin bench.yaml, then bench.yaml.d in lexical order; later wins, key by key) and the
+//! command line, recording where every value came from.
+//!
+//! Rules (docs/config-reference.md states them for users):
+//! * a parameter the config does not set takes the kernel's declared default; a configured value
+//!   must have the declared default's type (an integer default takes integers only; a float
+//!   default takes any number);
+//! * an entry whose `kernel` is an exact id may only name parameters, backends and precisions the
+//!   kernel declares (else a located error); a glob entry applies what each kernel declares and
+//!   ignores the rest (`SuiteConfig::check` reports names no matched kernel declares);
+//! * backends / precisions of a case: CLI list, else the last configured list, else the declared
+//!   list, always intersected with what the kernel declares;
+//! * `zip`: the last entry that sets it wins; `exclude` and `skip_conditions` accumulate.
+
+use super::entry::{Entry, ExcludeRule, Located, ParamSetting};
+use super::errors::{ConfigError, ConfigErrorKind, ConfigErrors, Loc};
+use super::overrides::CliOverrides;
+use super::protocol::{self, ProtoKey, ProtoValue};
+use super::provenance::{Provenance, Source};
+use super::suite::SuiteConfig;
+use super::sweep::{self, Axis, Exclusion};
+use super::tolerance;
+use crate::model::{KernelInfo, ParamMap, ProtocolSettings};
+use crate::skip::SkipRule;
+use apex_plugin_api::{Backend, Precision, Tolerance};
+use serde_json::Value;
+
+/// More cases than this for one kernel is almost certainly a mistake in a sweep.
+pub const MAX_CASES_PER_KERNEL: usize = 10_000;
+
+/// One case to run (or skip), fully resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedCase {
+    pub params: ParamMap,
+    pub backend: Backend,
+    pub precision: Precision,
+    pub tolerance: Tolerance,
+    pub protocol: ProtocolSettings,
+    /// The skip rules of every matching entry, in precedence order (`skip::evaluate` applies
+    /// their backend/precision filters).
+    pub skip: Vec<SkipRule>,
+    /// Where each parameter, list, tolerance and protocol value came from.
+    pub provenance: Vec<Provenance>,
+}
+
+impl SuiteConfig {
+    pub(crate) fn matching<'a>(&'a self, kernel_id: &'a str) -> impl Iterator<Item = &'a Entry> {
+        self.entries
+            .iter()
+            .filter(move |e| e.matcher.is_match(kernel_id))
+    }
+
+    /// Every case of `kernel`: backend × precision × parameter sweep, minus exclusions.
+    pub fn expand(
+        &self,
+        kernel: &KernelInfo,
+        cli: &CliOverrides,
+    ) -> Result<Vec<ResolvedCase>, ConfigErrors> {
+        let entries: Vec<&Entry> = self.matching(&kernel.id).collect();
+        let mut errors = ConfigErrors::default();
+        let mut prov = Vec::new();
+
+        let (axes, param_prov) = resolve_params(kernel, &entries, &mut errors);
+        prov.extend(param_prov);
+        let zip = resolve_zip(kernel, &entries, &axes, &mut errors, &mut prov);
+        let exclusions = resolve_exclusions(kernel, &entries, &mut errors, &mut prov);
+        let backends = choose(
+            "backend",
+            "backends",
+            kernel,
+            &kernel.backends,
+            entries.iter().map(|e| (e.backends.as_ref(), e.exact)),
+            cli.backends.as_deref().map(|b| (b, "--backends")),
+            Backend::as_str,
+            &mut errors,
+            &mut prov,
+        );
+        let precisions = choose(
+            "precision",
+            "precisions",
+            kernel,
+            &kernel.precisions,
+            entries.iter().map(|e| (e.precisions.as_ref(), e.exact)),
+            cli.precisions.as_deref().map(|p| (p, "--precision")),
+            Precision::as_str,
+            &mut errors,
+            &mut prov,
+        );
+        let skip = resolve_skip(kernel, &entries, &mut errors, &mut prov);
+        let (protocol, protocol_prov) = resolve_protocol(&entries, cli);
+
+        let Some(n) = sweep::count(&axes, &zip)
+            .and_then(|n| n.checked_mul(backends.len()))
+            .and_then(|n| n.checked_mul(precisions.len()))
+            .filter(|n| *n <= MAX_CASES_PER_KERNEL)
+        else {
+            let at = entries
+                .iter()
+                .rev()
+                .flat_map(|e| e.problem_size.iter().filter(|p| p.is_list))
+                .next()
+                .map(|p| (p.loc.clone(), p.path.clone()));
+            let (loc, path) = at.unwrap_or_else(|| {
+                (
+                    entries
+                        .first()
+                        .map_or_else(|| kernel_loc(kernel), |e| e.kernel.loc.clone()),
+                    "problem_size".into(),
+                )
+            });
+            errors.push(ConfigError::new(
+                loc,
+                path,
+                ConfigErrorKind::InvalidValue(format!(
+                    "the sweep of `{}` expands to more than {MAX_CASES_PER_KERNEL} cases",
+                    kernel.id
+                )),
+                "shorten the lists, vary axes together with `zip`, or remove combinations with `exclude`",
+            ));
+            return Err(errors);
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+
+        let combos = sweep::combinations(&axes, &zip);
+        let mut cases = Vec::with_capacity(n);
+        for &backend in &backends {
+            for &precision in &precisions {
+                let tol_layers: Vec<&[tolerance::TolSetting]> =
+                    entries.iter().map(|e| e.tolerances.as_slice()).collect();
+                let (tol, tol_prov) =
+                    tolerance::apply(kernel.tolerance(precision), precision, &tol_layers);
+                for params in &combos {
+                    if exclusions
+                        .iter()
+                        .any(|x| x.matches(params, backend, precision))
+                    {
+                        continue;
+                    }
+                    let mut provenance = prov.clone();
+                    provenance.extend(tol_prov.iter().cloned());
+                    provenance.extend(protocol_prov.iter().cloned());
+                    cases.push(ResolvedCase {
+                        params: params.clone(),
+                        backend,
+                        precision,
+                        tolerance: tol,
+                        protocol,
+                        skip: skip.clone(),
+                        provenance,
+                    });
+                }
+            }
+        }
+        Ok(cases)
+    }
+}
+
+/// Where to point when a kernel has no config entry at all (errors then come from CLI only).
+fn kernel_loc(kernel: &KernelInfo) -> Loc {
+    let file = kernel
+        .crate_dir
+        .as_ref()
+        .map_or_else(|| kernel.library.clone(), |d| d.join("bench.yaml"));
+    Loc::file_only(&std::sync::Arc::new(file))
+}
+
+fn declared_params(kernel: &KernelInfo) -> String {
+    if kernel.params.is_empty() {
+        return format!("kernel `{}` declares no parameters", kernel.id);
+    }
+    let names: Vec<&str> = kernel.params.iter().map(|p| p.name.as_str()).collect();
+    format!("parameters of `{}`: {}", kernel.id, names.join(", "))
+}
+
+fn render_list(values: &[Value]) -> String {
+    Value::Array(values.to_vec()).to_string()
+}
+
+fn describe_json(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Bool(b) => format!("the boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("the number `{n}`"),
+        Value::Number(n) => format!("the integer `{n}`"),
+        other => other.to_string(),
+    }
+}
+
+/// `value` converted to the type of `default`, or what was expected.
+fn coerce(default: &Value, value: &Value) -> Result<Value, &'static str> {
+    match default {
+        Value::Number(d) if d.is_f64() => value
+            .as_f64()
+            .filter(|_| value.is_number())
+            .map(Value::from)
+            .ok_or("a number"),
+        Value::Number(_) if value.is_i64() || value.is_u64() => Ok(value.clone()),
+        Value::Number(_) => Err("an integer"),
+        Value::Bool(_) => value.as_bool().map(Value::from).ok_or("a boolean"),
+        Value::String(_) if value.is_string() => Ok(value.clone()),
+        Value::String(_) => Err("a string"),
+        _ => Ok(value.clone()),
+    }
+}
+
+fn coerce_located(
+    kernel: &KernelInfo,
+    name: &str,
+    values: &[Located<Value>],
+    is_list: bool,
+    path: &str,
+    errors: &mut ConfigErrors,
+) -> Option<Vec<Value>> {
+    let decl = kernel.params.iter().find(|p| p.name == name)?;
+    let mut out = Vec::new();
+    let mut ok = true;
+    for (i, v) in values.iter().enumerate() {
+        match coerce(&decl.default, &v.value) {
+            Ok(c) => out.push(c),
+            Err(expected) => {
+                ok = false;
+                let p = if is_list {
+                    format!("{path}[{i}]")
+                } else {
+                    path.to_string()
+                };
+                errors.push(ConfigError::new(
+                    v.loc.clone(),
+                    p,
+                    ConfigErrorKind::WrongType {
+                        expected: format!(
+                            "{expected} (`{}` of `{}` defaults to {})",
+                            name, kernel.id, decl.default
+                        ),
+                        found: describe_json(&v.value),
+                    },
+                    format!(
+                        "write the value like the default, e.g. `{name}: {}`",
+                        decl.default
+                    ),
+                ));
+            }
+        }
+    }
+    ok.then_some(out)
+}
+
+fn not_declared(
+    what: &'static str,
+    name: &str,
+    kernel: &KernelInfo,
+    loc: Loc,
+    path: String,
+    hint: String,
+) -> ConfigError {
+    ConfigError::new(
+        loc,
+        path,
+        ConfigErrorKind::NotDeclared {
+            what,
+            name: name.to_string(),
+            kernel: kernel.id.clone(),
+        },
+        hint,
+    )
+}
+
+fn resolve_params(
+    kernel: &KernelInfo,
+    entries: &[&Entry],
+    errors: &mut ConfigErrors,
+) -> (Vec<Axis>, Vec<Provenance>) {
+    let mut axes: Vec<(Axis, Provenance, bool)> = kernel
+        .params
+        .iter()
+        .map(|p| {
+            (
+                Axis {
+                    name: p.name.clone(),
+                    values: vec![p.default.clone()],
+                },
+                Provenance {
+                    key: p.name.clone(),
+                    value: p.default.to_string(),
+                    source: Source::KernelDefault,
+                },
+                false,
+            )
+        })
+        .collect();
+    for e in entries {
+        for ParamSetting {
+            name,
+            values,
+            is_list,
+            loc,
+            path,
+        } in &e.problem_size
+        {
+            let Some(slot) = axes.iter_mut().find(|(a, _, _)| a.name == *name) else {
+                if e.exact {
+                    errors.push(not_declared(
+                        "parameter",
+                        name,
+                        kernel,
+                        loc.clone(),
+                        path.clone(),
+                        super::suggest::hint_for(
+                            name,
+                            &kernel
+                                .params
+                                .iter()
+                                .map(|p| p.name.as_str())
+                                .collect::<Vec<_>>(),
+                            &declared_params(kernel),
+                        ),
+                    ));
+                }
+                continue;
+            };
+            if let Some(coerced) = coerce_located(kernel, name, values, *is_list, path, errors) {
+                slot.1 = Provenance {
+                    key: name.clone(),
+                    value: if *is_list {
+                        render_list(&coerced)
+                    } else {
+                        coerced[0].to_string()
+                    },
+                    source: Source::File(loc.clone()),
+                };
+                slot.0.values = coerced;
+                slot.2 = *is_list;
+            }
+        }
+    }
+    let prov = axes.iter().map(|(_, p, _)| p.clone()).collect();
+    (axes.into_iter().map(|(a, _, _)| a).collect(), prov)
+}
+
+fn resolve_zip(
+    kernel: &KernelInfo,
+    entries: &[&Entry],
+    axes: &[Axis],
+    errors: &mut ConfigErrors,
+    prov: &mut Vec<Provenance>,
+) -> Vec<Vec<usize>> {
+    let Some((entry, zip)) = entries
+        .iter()
+        .rev()
+        .find_map(|e| e.zip.as_ref().map(|z| (*e, z)))
+    else {
+        return Vec::new();
+    };
+    let zip_path = if entry.path.is_empty() {
+        "zip".to_string()
+    } else {
+        format!("{}.zip", entry.path)
+    };
+    let mut groups = Vec::new();
+    for (gi, group) in zip.value.iter().enumerate() {
+        let mut idx = Vec::new();
+        let mut skip_group = false;
+        for name in group {
+            match axes.iter().position(|a| a.name == name.value) {
+                Some(i) => idx.push(i),
+                None if entry.exact => {
+                    errors.push(not_declared(
+                        "parameter",
+                        &name.value,
+                        kernel,
+                        name.loc.clone(),
+                        format!("{zip_path}[{gi}]"),
+                        declared_params(kernel),
+                    ));
+                    skip_group = true;
+                }
+                None => skip_group = true,
+            }
+        }
+        if skip_group {
+            continue;
+        }
+        let lens: Vec<usize> = idx.iter().map(|&i| axes[i].values.len()).collect();
+        if lens.iter().any(|l| *l != lens[0]) {
+            let detail: Vec<String> = idx
+                .iter()
+                .map(|&i| format!("`{}` has {}", axes[i].name, axes[i].values.len()))
+                .collect();
+            errors.push(ConfigError::new(
+                zip.loc.clone(),
+                format!("{zip_path}[{gi}]"),
+                ConfigErrorKind::InvalidValue(format!(
+                    "zipped axes differ in length for `{}`: {}",
+                    kernel.id,
+                    detail.join(", ")
+                )),
+                "zipped axes vary together, so their lists must be equally long",
+            ));
+            continue;
+        }
+        groups.push(idx);
+    }
+    let rendered: Vec<Vec<&str>> = zip
+        .value
+        .iter()
+        .map(|g| g.iter().map(|n| n.value.as_str()).collect())
+        .collect();
+    prov.push(Provenance {
+        key: "zip".into(),
+        value: serde_json::to_string(&rendered).unwrap_or_default(),
+        source: Source::File(zip.loc.clone()),
+    });
+    groups
+}
+
+fn resolve_exclusions(
+    kernel: &KernelInfo,
+    entries: &[&Entry],
+    errors: &mut ConfigErrors,
+    prov: &mut Vec<Provenance>,
+) -> Vec<Exclusion> {
+    let mut out = Vec::new();
+    for e in entries {
+        for ExcludeRule { items, loc, path } in &e.exclude {
+            let mut resolved = Vec::new();
+            let mut applies = true;
+            for (key, values) in items {
+                let k = key.value.as_str();
+                if k == "backend" || k == "precision" {
+                    resolved.push((
+                        k.to_string(),
+                        values.iter().map(|v| v.value.clone()).collect(),
+                    ));
+                    continue;
+                }
+                if !kernel.params.iter().any(|p| p.name == k) {
+                    if e.exact {
+                        errors.push(not_declared(
+                            "parameter",
+                            k,
+                            kernel,
+                            key.loc.clone(),
+                            format!("{path}.{k}"),
+                            format!(
+                                "{}; `backend` and `precision` may be excluded too",
+                                declared_params(kernel)
+                            ),
+                        ));
+                    }
+                    applies = false;
+                    continue;
+                }
+                match coerce_located(
+                    kernel,
+                    k,
+                    values,
+                    values.len() > 1,
+                    &format!("{path}.{k}"),
+                    errors,
+                ) {
+                    Some(v) => resolved.push((k.to_string(), v)),
+                    None => applies = false,
+                }
+            }
+            if applies {
+                let shown: serde_json::Map<String, Value> = resolved
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            if v.len() == 1 {
+                                v[0].clone()
+                            } else {
+                                Value::Array(v.clone())
+                            },
+                        )
+                    })
+                    .collect();
+                prov.push(Provenance {
+                    key: "exclude".into(),
+                    value: Value::Object(shown).to_string(),
+                    source: Source::File(loc.clone()),
+                });
+                out.push(Exclusion { items: resolved });
+            }
+        }
+    }
+    out
+}
+
+/// Backends or precisions of the cases, with provenance.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one shared routine for backends and precisions"
+)]
+fn choose<'a, T: Copy + PartialEq + 'a>(
+    what: &'static str,
+    key: &'static str,
+    kernel: &KernelInfo,
+    declared: &[T],
+    configured: impl Iterator<Item = (Option<&'a Located<Vec<Located<T>>>>, bool)>,
+    cli: Option<(&[T], &'static str)>,
+    name: fn(T) -> &'static str,
+    errors: &mut ConfigErrors,
+    prov: &mut Vec<Provenance>,
+) -> Vec<T> {
+    let render = |v: &[T]| {
+        format!(
+            "[{}]",
+            v.iter().map(|x| name(*x)).collect::<Vec<_>>().join(",")
+        )
+    };
+    let mut chosen: Vec<T> = declared.to_vec();
+    let mut source = Source::KernelDefault;
+    let mut asked = render(declared);
+    for (list, exact) in configured {
+        let Some(list) = list else { continue };
+        let values: Vec<T> = list.value.iter().map(|l| l.value).collect();
+        if exact {
+            for item in &list.value {
+                if !declared.contains(&item.value) {
+                    errors.push(not_declared(
+                        what,
+                        name(item.value),
+                        kernel,
+                        item.loc.clone(),
+                        key.to_string(),
+                        format!("{key} of `{}`: {}", kernel.id, render(declared)),
+                    ));
+                }
+            }
+        }
+        chosen = values
+            .iter()
+            .copied()
+            .filter(|v| declared.contains(v))
+            .collect();
+        asked = render(&values);
+        source = Source::File(list.loc.clone());
+    }
+    if let Some((values, flag)) = cli {
+        chosen = values
+            .iter()
+            .copied()
+            .filter(|v| declared.contains(v))
+            .collect();
+        asked = render(values);
+        source = Source::Cli(flag);
+    }
+    prov.push(Provenance {
+        key: key.into(),
+        value: asked,
+        source,
+    });
+    chosen
+}
+
+fn resolve_skip(
+    kernel: &KernelInfo,
+    entries: &[&Entry],
+    errors: &mut ConfigErrors,
+    prov: &mut Vec<Provenance>,
+) -> Vec<SkipRule> {
+    let mut out = Vec::new();
+    for e in entries {
+        for rule in &e.skip {
+            if e.exact {
+                for p in rule.rule.check.params() {
+                    if !kernel.params.iter().any(|d| d.name == p) {
+                        errors.push(not_declared(
+                            "parameter",
+                            p,
+                            kernel,
+                            rule.check_loc.clone(),
+                            format!("{}.check", rule.path),
+                            format!("`param.{p}` reads a parameter; {}", declared_params(kernel)),
+                        ));
+                    }
+                }
+            }
+            prov.push(Provenance {
+                key: "skip_conditions".into(),
+                value: Value::from(rule.rule.check.text()).to_string(),
+                source: Source::File(rule.check_loc.clone()),
+            });
+            out.push(rule.rule.clone());
+        }
+    }
+    out
+}
+
+fn resolve_protocol(entries: &[&Entry], cli: &CliOverrides) -> (ProtocolSettings, Vec<Provenance>) {
+    let (base, base_source) = if cli.quick {
+        (
+            ProtocolSettings::quick(),
+            Source::BuiltIn("the --quick profile"),
+        )
+    } else {
+        (
+            ProtocolSettings::default(),
+            Source::BuiltIn("the protocol defaults"),
+        )
+    };
+    let mut layers: Vec<(ProtoKey, ProtoValue, Source)> = entries
+        .iter()
+        .flat_map(|e| e.protocol.iter())
+        .map(|s| (s.key, s.value, Source::File(s.loc.clone())))
+        .collect();
+    if let Some(w) = cli.warmup {
+        layers.push((
+            ProtoKey::Warmup,
+            ProtoValue::Count(w),
+            Source::Cli("--warmup"),
+        ));
+    }
+    if let Some(i) = cli.iters {
+        layers.push((
+            ProtoKey::Iters,
+            ProtoValue::Count(i),
+            Source::Cli("--iters"),
+        ));
+    }
+    if let Some(t) = cli.timeout_s {
+        layers.push((
+            ProtoKey::TimeoutS,
+            ProtoValue::Seconds(t),
+            Source::Cli("--timeout"),
+        ));
+    }
+    protocol::apply(base, &base_source, &layers)
+}
