@@ -1,0 +1,139 @@
+//! [`copy_bandwidth`]: the device's measured copy bandwidth, the 100 % of `% of peak`.
+//!
+//! Measured exactly as `anchors/torch_anchor.py` measures its `copy` row, so the two agree: one
+//! device-to-device copy of 2^28 fp32 elements (1 GiB) per call (`b.copy_(a)` in PyTorch is a
+//! `cudaMemcpyAsync` for contiguous same-type tensors), and the bytes counted as read plus
+//! written, `2 * bytes` per copy, in decimal GB/s (10^9 B/s). The headline is the best of N
+//! event-timed copies; the median is kept alongside.
+
+use serde::{Deserialize, Serialize};
+
+use super::median;
+use crate::cuda::events::EventPair;
+use crate::cuda::guard::guarded;
+use crate::cuda::{CudaError, Device};
+use crate::measure::MeasureError;
+
+/// Bytes of each buffer: 2^28 fp32 elements, as `torch_anchor.py`.
+pub const COPY_BUFFER_BYTES: usize = (1 << 28) * 4;
+
+/// Timed copies (after 3 untimed ones).
+pub const COPY_REPETITIONS: usize = 20;
+
+/// The copy bandwidth measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CopyBandwidth {
+    /// Size of the source (and of the destination) buffer.
+    pub buffer_bytes: u64,
+    /// Bytes counted per copy: read + written.
+    pub counted_bytes: u64,
+    pub repetitions: usize,
+    /// The headline: best of `repetitions`.
+    pub best_gbps: f64,
+    pub median_gbps: f64,
+    /// `best_gbps` over the data sheet's peak, in percent.
+    pub of_theoretical_pct: f64,
+}
+
+/// GB/s for `counted_bytes` moved in `seconds`.
+pub fn gbps(counted_bytes: u64, seconds: f64) -> f64 {
+    counted_bytes as f64 / seconds / 1e9
+}
+
+/// The buffer size to use with `free` bytes of device memory: [`COPY_BUFFER_BYTES`], or less on
+/// small devices (two buffers in at most half the free memory), in whole MiB.
+pub fn buffer_bytes_for(free: usize) -> usize {
+    let cap = (free / 4) >> 20 << 20;
+    COPY_BUFFER_BYTES.min(cap)
+}
+
+/// The best-of-N copy bandwidth in GB/s.
+pub fn copy_bandwidth_gbps(device: &Device) -> Result<f64, CudaError> {
+    copy_bandwidth(device, COPY_REPETITIONS, 0.0).map(|c| c.best_gbps)
+}
+
+/// Measures the copy bandwidth with `repetitions` timed copies; `theoretical_gbps` (0 if
+/// unknown) fills `of_theoretical_pct`.
+pub fn copy_bandwidth(
+    device: &Device,
+    repetitions: usize,
+    theoretical_gbps: f64,
+) -> Result<CopyBandwidth, CudaError> {
+    guarded("measure the copy bandwidth", || {
+        let stream = device.stream();
+        let (free, _) = device
+            .context()
+            .mem_get_info()
+            .map_err(|e| CudaError::driver("read free device memory", e))?;
+        let bytes = buffer_bytes_for(free);
+        if bytes == 0 {
+            return Err(CudaError::Unsupported(format!(
+                "too little free device memory ({free} bytes) to measure the copy bandwidth"
+            )));
+        }
+        let src = stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|e| CudaError::driver("allocate the copy source", e))?;
+        let mut dst = stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|e| CudaError::driver("allocate the copy destination", e))?;
+        let events = EventPair::new(device.context())?;
+        let mut copy = || -> Result<(), MeasureError> {
+            stream
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(|e| CudaError::driver("copy device to device", e).into())
+        };
+        for _ in 0..3 {
+            copy().map_err(measure_to_cuda)?;
+        }
+        let counted = 2 * bytes as u64;
+        let mut rates = Vec::with_capacity(repetitions);
+        for _ in 0..repetitions.max(1) {
+            let s = events.time(stream, &mut copy).map_err(measure_to_cuda)?;
+            rates.push(gbps(counted, s));
+        }
+        let best = rates.iter().copied().fold(0.0, f64::max);
+        Ok(CopyBandwidth {
+            buffer_bytes: bytes as u64,
+            counted_bytes: counted,
+            repetitions: rates.len(),
+            best_gbps: best,
+            median_gbps: median(&mut rates),
+            of_theoretical_pct: if theoretical_gbps > 0.0 {
+                100.0 * best / theoretical_gbps
+            } else {
+                0.0
+            },
+        })
+    })
+}
+
+fn measure_to_cuda(e: MeasureError) -> CudaError {
+    match e {
+        MeasureError::Cuda(m) | MeasureError::Plugin(m) => CudaError::Driver {
+            call: "time a device-to-device copy",
+            message: m,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_counted_like_torch_anchor() {
+        // torch_anchor_h100: copy of 2^28 fp32 in 0.715456 ms → 3001.56 GB/s.
+        let counted = 2 * COPY_BUFFER_BYTES as u64;
+        assert_eq!(counted, 2 * (1u64 << 28) * 4);
+        assert!((gbps(counted, 0.715_456_008_911_132_8e-3) - 3_001.559_314_972_138_5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn small_devices_get_smaller_buffers() {
+        assert_eq!(buffer_bytes_for(80 << 30), COPY_BUFFER_BYTES);
+        assert_eq!(buffer_bytes_for(1 << 30), 256 << 20);
+        assert_eq!(buffer_bytes_for((1 << 20) * 4 + 3), 1 << 20);
+        assert_eq!(buffer_bytes_for(100), 0);
+    }
+}
