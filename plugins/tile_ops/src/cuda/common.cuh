@@ -1,0 +1,79 @@
+// Shared device code for the tile ops. Expects DTYPE (0 fp32, 1 fp16, 2 bf16) and VEC (elements per
+// vector access) to be defined. No CUDA headers are included: fp16/bf16 are raw 16-bit patterns
+// converted with PTX `cvt` (fp16) or integer round-to-nearest-even (bf16), which NVRTC always
+// accepts, for any architecture.
+
+#if DTYPE == 0
+typedef float S;
+#else
+typedef unsigned short S;
+#endif
+
+__device__ __forceinline__ float to_f32(S v) {
+#if DTYPE == 0
+    return v;
+#elif DTYPE == 1
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+    return f;
+#else
+    return __uint_as_float(((unsigned int)v) << 16);
+#endif
+}
+
+__device__ __forceinline__ S from_f32(float f) {
+#if DTYPE == 0
+    return f;
+#elif DTYPE == 1
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<16> { typedef uint4 T; };
+template <> struct RawOf<8> { typedef uint2 T; };
+template <> struct RawOf<4> { typedef unsigned int T; };
+template <> struct RawOf<2> { typedef unsigned short T; };
+
+// One vector of VEC elements, moved as a single 16/8/4/2-byte access.
+typedef RawOf<VEC * sizeof(S)>::T Raw;
+union Lanes {
+    Raw raw;
+    S s[VEC];
+};
+
+__device__ __forceinline__ Raw load_raw(const S* __restrict__ p) {
+    return *reinterpret_cast<const Raw*>(p);
+}
+
+__device__ __forceinline__ void store_raw(S* __restrict__ p, Raw v) {
+    *reinterpret_cast<Raw*>(p) = v;
+}
+
+__device__ __forceinline__ void load_f32(const S* __restrict__ p, float (&out)[VEC]) {
+    Lanes u;
+    u.raw = load_raw(p);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = to_f32(u.s[i]);
+}
+
+__device__ __forceinline__ void store_f32(S* __restrict__ p, const float (&in)[VEC]) {
+    Lanes u;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) u.s[i] = from_f32(in[i]);
+    store_raw(p, u.raw);
+}
+
+__device__ __forceinline__ Raw zero_raw() {
+    Lanes u;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) u.s[i] = (S)0;
+    return u.raw;
+}

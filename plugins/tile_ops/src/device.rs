@@ -1,0 +1,155 @@
+//! [`DeviceState`]: one CUDA case's module, functions and device buffers, attached to the host's
+//! stream. Uploads, poisoning and downloads happen here, outside `run`.
+
+use std::sync::Arc;
+
+use apex_plugin_api::{CudaHandles, PluginError};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, sys::CUdevice_attribute};
+
+use crate::{
+    Element,
+    op::{CudaProgram, Inputs},
+    session::{CudaSession, cuda_error},
+};
+
+/// Threads per block for every launch: 8 warps, enough memory parallelism per SM for streaming.
+pub const BLOCK: u32 = 256;
+
+pub struct DeviceState {
+    pub session: CudaSession,
+    pub functions: Vec<CudaFunction>,
+    pub data: Vec<CudaSlice<u8>>,
+    pub ints: Vec<CudaSlice<i32>>,
+    pub outputs: Vec<CudaSlice<u8>>,
+    pub scratch: Vec<CudaSlice<i32>>,
+    /// Streaming multiprocessors, read once at setup (launch geometry may depend on it).
+    pub sm_count: usize,
+}
+
+/// The streaming multiprocessors of the device in `handles` (used to size per-thread work).
+pub fn sm_count(session: &CudaSession) -> Result<usize, PluginError> {
+    let n = session
+        .ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(cuda_error)?;
+    Ok(n.max(1) as usize)
+}
+
+/// Raw bytes of a slice of plain floating-point values.
+pub fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
+    // SAFETY: f32, f16 and bf16 are plain-old-data with no padding; u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// A 1-D launch covering `n` threads, one per output vector.
+pub fn grid_1d(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(BLOCK as usize).max(1) as u32, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl DeviceState {
+    /// Attaches to the host's stream, compiles `program` for the device and allocates every buffer.
+    pub fn new<T: Element>(
+        handles: &CudaHandles,
+        program: impl FnOnce(usize) -> CudaProgram,
+        inputs: &Inputs<T>,
+        output_lens: &[usize],
+    ) -> Result<Self, PluginError> {
+        let session = CudaSession::attach(handles)?;
+        let sms = sm_count(&session)?;
+        let program = program(sms);
+        let module = session.compile(program.name, &program.source)?;
+        let functions = program
+            .functions
+            .iter()
+            .map(|f| session.function(&module, f))
+            .collect::<Result<Vec<_>, _>>()?;
+        let stream = session.stream.clone();
+        let data = inputs
+            .data
+            .iter()
+            .map(|d| stream.clone_htod(as_bytes(d)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(cuda_error)?;
+        let ints = inputs
+            .ints
+            .iter()
+            .map(|d| stream.clone_htod(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(cuda_error)?;
+        let outputs = output_lens
+            .iter()
+            .map(|&n| stream.alloc_zeros::<u8>(n * std::mem::size_of::<T>()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(cuda_error)?;
+        let scratch = program
+            .scratch_i32
+            .iter()
+            .map(|&n| stream.alloc_zeros::<i32>(n.max(1)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(cuda_error)?;
+        let mut state = Self {
+            session,
+            functions,
+            data,
+            ints,
+            outputs,
+            scratch,
+            sm_count: sms,
+        };
+        state.poison::<T>()?;
+        Ok(state)
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.session.stream
+    }
+
+    /// Copies fresh inputs over the device ones (same sizes).
+    pub fn upload<T: Element>(&mut self, inputs: &Inputs<T>) -> Result<(), PluginError> {
+        let stream = self.session.stream.clone();
+        for (dst, src) in self.data.iter_mut().zip(&inputs.data) {
+            stream.memcpy_htod(as_bytes(src), dst).map_err(cuda_error)?;
+        }
+        for (dst, src) in self.ints.iter_mut().zip(&inputs.ints) {
+            stream
+                .memcpy_htod(src.as_slice(), dst)
+                .map_err(cuda_error)?;
+        }
+        stream.synchronize().map_err(cuda_error)
+    }
+
+    /// Fills every output with NaN bits, so an element a kernel leaves unwritten fails verify.
+    pub fn poison<T: Element>(&mut self) -> Result<(), PluginError> {
+        let stream = self.session.stream.clone();
+        for out in &mut self.outputs {
+            let poison = vec![T::POISON; out.len() / std::mem::size_of::<T>()];
+            stream
+                .memcpy_htod(as_bytes(&poison), out)
+                .map_err(cuda_error)?;
+        }
+        stream.synchronize().map_err(cuda_error)
+    }
+
+    /// Copies every output back into `outputs` (the host synchronized after the last `run`).
+    pub fn download<T: Element>(&self, outputs: &mut [Vec<T>]) -> Result<(), PluginError> {
+        let stream = &self.session.stream;
+        for (src, dst) in self.outputs.iter().zip(outputs.iter_mut()) {
+            let bytes = stream.clone_dtoh(src).map_err(cuda_error)?;
+            stream.synchronize().map_err(cuda_error)?;
+            assert_eq!(bytes.len(), std::mem::size_of_val(dst.as_slice()));
+            // SAFETY: the byte length matches and every bit pattern is a valid float.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    dst.as_mut_ptr().cast::<u8>(),
+                    bytes.len(),
+                );
+            }
+        }
+        Ok(())
+    }
+}

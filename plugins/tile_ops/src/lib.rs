@@ -1,0 +1,29 @@
+//! `tile_ops`: the Apex-X tile operators (`spec/apex-x-kernels.md` §1.2–1.6) as apex-bench kernels.
+//!
+//! ```text
+//! ops/<op>.rs   TileOp impl: descriptor, cost model, inputs, fast CPU path, f64 reference, CUDA launches
+//! cuda/*.cu     the CUDA C of each op (NVRTC at setup; shape and dtype specialised by #define)
+//! case.rs       OpKernel<O> / OpCase<O, T>: any TileOp becomes a Kernel with cpu + cuda cases
+//! ```
+//!
+//! Policies shared by every backend (README.md states them for users): an id `< 0` or `>= G` is an
+//! empty slot (TilePack writes zeros, TileUnpack and the fused stage skip it); overlaps in
+//! TileUnpack are resolved by the key `(level - min_level) << order_bits + k`, highest key wins.
+
+pub mod case;
+pub mod device;
+mod element;
+pub mod harness;
+pub mod op;
+pub mod ops;
+pub mod program;
+pub mod selection;
+pub mod self_check;
+pub mod session;
+mod shape;
+
+pub use element::Element;
+pub use selection::IdPattern;
+pub use shape::TileShape;
+
+apex_plugin_api::export_plugin!();

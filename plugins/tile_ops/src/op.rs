@@ -1,0 +1,56 @@
+//! [`TileOp`]: what one tile op supplies (descriptor, cost model, inputs, CPU path, f64
+//! reference, CUDA program and launches). [`crate::case`] turns any `TileOp` into a kernel.
+
+use apex_plugin_api::{KernelDescriptor, Params, PluginError, Precision, Work};
+
+use crate::{Element, device::DeviceState};
+
+/// The inputs of one call: floating tensors in the case's storage type and `i32` index tensors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inputs<T> {
+    pub data: Vec<Vec<T>>,
+    pub ints: Vec<Vec<i32>>,
+}
+
+/// Reusable CPU working memory, sized at setup so that `run` does not grow it.
+#[derive(Debug, Default)]
+pub struct CpuScratch {
+    pub f32s: Vec<f32>,
+    pub order: Vec<u32>,
+}
+
+/// The CUDA C source of an op (already specialised with `#define`s for one shape and precision),
+/// the functions it exports, and the `i32` device scratch buffers its launches need.
+#[derive(Debug, Clone)]
+pub struct CudaProgram {
+    pub name: &'static str,
+    pub source: String,
+    pub functions: &'static [&'static str],
+    pub scratch_i32: Vec<usize>,
+}
+
+/// One tile op. `Self` is the validated plan of one case (shape plus op parameters).
+pub trait TileOp: Sized + Send + Sync + 'static {
+    fn descriptor() -> KernelDescriptor;
+    fn plan(params: &Params) -> Result<Self, PluginError>;
+    fn work(&self, precision: Precision) -> Work;
+    /// Lengths of the output tensors, in the order `run` writes them.
+    fn output_lens(&self) -> Vec<usize>;
+    /// Deterministic inputs for `seed`.
+    fn generate<T: Element>(&self, seed: u64) -> Inputs<T>;
+    fn cpu_scratch(&self) -> CpuScratch {
+        CpuScratch::default()
+    }
+    /// The fast CPU path.
+    fn run_cpu<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &mut [Vec<T>],
+        scratch: &mut CpuScratch,
+    );
+    /// The f64 reference of every output, concatenated in output order.
+    fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64>;
+    fn cuda_program(&self, precision: Precision, sm_count: usize) -> CudaProgram;
+    /// Enqueues one call on the session's stream: launches and memsets only.
+    fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError>;
+}

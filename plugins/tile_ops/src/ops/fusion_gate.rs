@@ -1,0 +1,400 @@
+//! `tile_ops.fusion_gate`: `alpha = sigmoid(softplus(wb)*boundary + softplus(wu)*uncertainty + bias)`
+//! and `fused = base + alpha*(heavy - base)` (`spec/apex-x-kernels.md` §1.4), in one pass.
+//! Proxies are sanitised (`nan -> 0`, `+inf -> 1`, `-inf -> 0`); the inputs contain a few of each.
+
+use apex_plugin_api::{
+    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
+};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
+
+use crate::{
+    Element, TileShape,
+    device::{BLOCK, DeviceState},
+    op::{CpuScratch, CudaProgram, Inputs, TileOp},
+    program::{assemble, vec_elems},
+    selection::{Rng, uniform},
+    session::cuda_error,
+};
+
+const SOURCE: &str = include_str!("../cuda/fusion_gate.cu");
+
+/// A validated FusionGate case. `tile_size` and `kmax` are accepted for a uniform parameter set
+/// (the fixed profile names them) but the op does not use them.
+#[derive(Debug, Clone)]
+pub struct FusionGate {
+    pub shape: TileShape,
+    /// `softplus(boundary_log_weight)`, `softplus(uncertainty_log_weight)`, `bias`.
+    pub wb: f64,
+    pub wu: f64,
+    pub bias: f64,
+}
+
+fn softplus(x: f64) -> f64 {
+    if x > 30.0 { x } else { x.exp().ln_1p() }
+}
+
+/// `nan -> 0`, `+inf -> 1`, `-inf -> 0`, as the original model does.
+fn clean(v: f64) -> f64 {
+    if v.is_nan() {
+        0.0
+    } else if v == f64::INFINITY {
+        1.0
+    } else if v == f64::NEG_INFINITY {
+        0.0
+    } else {
+        v
+    }
+}
+
+impl TileOp for FusionGate {
+    fn descriptor() -> KernelDescriptor {
+        let mut d = KernelDescriptor::new(
+            "tile_ops.fusion_gate",
+            "alpha = sigmoid(softplus(wb)*boundary + softplus(wu)*uncertainty + bias); fused = base + alpha*(heavy - base)",
+        )
+        .backends(&[Backend::Cpu, Backend::Cuda])
+        .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
+        .graph_capturable(true);
+        for spec in TileShape::param_specs() {
+            d = d.param(spec);
+        }
+        d.param(ParamSpec::float(
+            "boundary_log_weight",
+            1.0,
+            "wb before softplus",
+        ))
+        .param(ParamSpec::float(
+            "uncertainty_log_weight",
+            1.0,
+            "wu before softplus",
+        ))
+        .param(ParamSpec::float("bias", 0.0, "bias inside the sigmoid"))
+    }
+
+    fn plan(params: &Params) -> Result<Self, PluginError> {
+        let shape = TileShape::from_params(params)?;
+        if shape.batch > 65_535 {
+            return Err(PluginError::invalid(format!(
+                "batch = {} exceeds 65535 (hint: use a smaller batch)",
+                shape.batch
+            )));
+        }
+        let (wb, wu, bias) = (
+            params.float("boundary_log_weight")?,
+            params.float("uncertainty_log_weight")?,
+            params.float("bias")?,
+        );
+        for (name, v) in [
+            ("boundary_log_weight", wb),
+            ("uncertainty_log_weight", wu),
+            ("bias", bias),
+        ] {
+            if !v.is_finite() {
+                return Err(PluginError::invalid(format!(
+                    "{name} = {v} is not finite (hint: use a finite number)"
+                )));
+            }
+        }
+        Ok(Self {
+            shape,
+            wb: softplus(wb),
+            wu: softplus(wu),
+            bias,
+        })
+    }
+
+    fn work(&self, precision: Precision) -> Work {
+        let s = &self.shape;
+        let es = precision.size_bytes() as u64;
+        Work {
+            bytes_read: (2 * s.map_len() + 2 * s.pixels()) as u64 * es,
+            bytes_written: (s.map_len() + s.pixels()) as u64 * es,
+            // 3 per fused element; about 8 per pixel for alpha (sigmoid counted as 4).
+            flops: 3.0 * s.map_len() as f64 + 8.0 * s.pixels() as f64,
+            items: s.map_len() as f64,
+            unit: WorkUnit::Elements,
+        }
+    }
+
+    fn output_lens(&self) -> Vec<usize> {
+        vec![self.shape.map_len(), self.shape.pixels()]
+    }
+
+    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+        let s = &self.shape;
+        let base = uniform(s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 1));
+        let heavy = uniform(s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
+        let mut proxies = [(); 2].map(|_| Vec::new());
+        for (n, proxy) in proxies.iter_mut().enumerate() {
+            let mut rng = Rng::new(seed, 3 + n as u64);
+            *proxy = uniform::<T>(s.pixels(), 0.0, 1.0, &mut rng);
+            // About one pixel in 256 is NaN or infinite, to exercise the sanitising.
+            for v in proxy.iter_mut() {
+                match rng.below(768) {
+                    0 => *v = T::from_f64(f64::NAN),
+                    1 => *v = T::from_f64(f64::INFINITY),
+                    2 => *v = T::from_f64(f64::NEG_INFINITY),
+                    _ => {}
+                }
+            }
+        }
+        let [boundary, uncertainty] = proxies;
+        Inputs {
+            data: vec![base, heavy, boundary, uncertainty],
+            ints: vec![],
+        }
+    }
+
+    fn cpu_scratch(&self) -> CpuScratch {
+        CpuScratch {
+            f32s: vec![0.0; self.shape.pixels()],
+            ..Default::default()
+        }
+    }
+
+    fn run_cpu<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &mut [Vec<T>],
+        scratch: &mut CpuScratch,
+    ) {
+        let s = &self.shape;
+        let [base, heavy, boundary, uncertainty] = &inputs.data[..] else {
+            unreachable!("four inputs")
+        };
+        let (wb, wu, bias) = (self.wb as f32, self.wu as f32, self.bias as f32);
+        let (fused, alpha_out) = outputs.split_at_mut(1);
+        let w = s.width;
+        // Alpha once per pixel, kept in f32 for the fuse pass and stored rounded as an output.
+        scratch
+            .f32s
+            .par_chunks_mut(w)
+            .zip(alpha_out[0].par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(row, (a32, a_out))| {
+                let mut bd = [0.0f32; 256];
+                let mut un = [0.0f32; 256];
+                for (start, (a, o)) in a32.chunks_mut(256).zip(a_out.chunks_mut(256)).enumerate() {
+                    let at = row * w + start * 256;
+                    let n = a.len();
+                    T::load(&boundary[at..at + n], &mut bd);
+                    T::load(&uncertainty[at..at + n], &mut un);
+                    for ((a, &b), &u) in a.iter_mut().zip(&bd[..n]).zip(&un[..n]) {
+                        let z = wb * clean_f32(b) + wu * clean_f32(u) + bias;
+                        *a = 1.0 / (1.0 + (-z).exp());
+                    }
+                    T::store(a, o);
+                }
+            });
+        let alpha = &scratch.f32s;
+        let hw = s.height * s.width;
+        fused[0]
+            .par_chunks_mut(hw)
+            .enumerate()
+            .for_each(|(plane, out)| {
+                let b = plane / s.channels;
+                let a_plane = &alpha[b * hw..][..hw];
+                let (x_plane, h_plane) = (&base[plane * hw..][..hw], &heavy[plane * hw..][..hw]);
+                let mut x = [0.0f32; 512];
+                let mut h = [0.0f32; 512];
+                for (i, o) in out.chunks_mut(512).enumerate() {
+                    let n = o.len();
+                    let at = i * 512;
+                    T::load(&x_plane[at..at + n], &mut x);
+                    T::load(&h_plane[at..at + n], &mut h);
+                    for ((xv, &hv), &av) in x[..n].iter_mut().zip(&h[..n]).zip(&a_plane[at..at + n])
+                    {
+                        *xv += av * (hv - *xv);
+                    }
+                    T::store(&x[..n], o);
+                }
+            });
+    }
+
+    fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64> {
+        let s = &self.shape;
+        let [base, heavy, boundary, uncertainty] = &inputs.data[..] else {
+            unreachable!("four inputs")
+        };
+        let alpha: Vec<f64> = boundary
+            .iter()
+            .zip(uncertainty)
+            .map(|(&b, &u)| {
+                let z = self.wb * clean(b.to_f64()) + self.wu * clean(u.to_f64()) + self.bias;
+                1.0 / (1.0 + (-z).exp())
+            })
+            .collect();
+        let hw = s.height * s.width;
+        let mut out = Vec::with_capacity(s.map_len() + s.pixels());
+        for (i, (&x, &h)) in base.iter().zip(heavy).enumerate() {
+            let b = i / (s.channels * hw);
+            let a = alpha[b * hw + i % hw];
+            let (x, h) = (x.to_f64(), h.to_f64());
+            out.push(x + a * (h - x));
+        }
+        out.extend_from_slice(&alpha);
+        out
+    }
+
+    fn cuda_program(&self, precision: Precision, sm_count: usize) -> CudaProgram {
+        let s = &self.shape;
+        let hw = s.height * s.width;
+        let vec = vec_elems(precision, hw);
+        let defines = [
+            ("BATCH", s.batch),
+            ("CH", s.channels),
+            ("HW", hw),
+            ("VEC", vec),
+            ("CPB", channels_per_thread(s, vec, sm_count)),
+        ];
+        CudaProgram {
+            name: "fusion_gate",
+            source: assemble(precision, &defines, SOURCE),
+            functions: &["fusion_gate"],
+            scratch_i32: vec![],
+        }
+    }
+
+    fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError> {
+        let DeviceState {
+            session,
+            functions,
+            data,
+            outputs,
+            sm_count,
+            ..
+        } = device;
+        let s = &self.shape;
+        let hw = s.height * s.width;
+        let vec = vec_elems(precision, hw);
+        let cpb = channels_per_thread(s, vec, *sm_count);
+        let cfg = LaunchConfig {
+            grid_dim: (
+                (hw / vec).div_ceil(BLOCK as usize) as u32,
+                s.channels.div_ceil(cpb) as u32,
+                s.batch as u32,
+            ),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (wb, wu, bias) = (self.wb as f32, self.wu as f32, self.bias as f32);
+        let (fused, alpha) = outputs.split_at_mut(1);
+        let mut b = session.stream.launch_builder(&functions[0]);
+        b.arg(&data[0]).arg(&data[1]).arg(&data[2]).arg(&data[3]);
+        b.arg(&mut fused[0])
+            .arg(&mut alpha[0])
+            .arg(&wb)
+            .arg(&wu)
+            .arg(&bias);
+        // SAFETY: arguments match `fusion_gate`; the grid covers every pixel vector, channel and batch.
+        unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+}
+
+fn clean_f32(v: f32) -> f32 {
+    if v.is_nan() {
+        0.0
+    } else if v == f32::INFINITY {
+        1.0
+    } else if v == f32::NEG_INFINITY {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// Channels per thread: enough threads for about two full waves (2048 resident threads per SM),
+/// and beyond that, more channels per thread so alpha is computed and its proxies read less often.
+/// A power of two from 1 to 16, derived from the shape and the SM count only.
+pub fn channels_per_thread(s: &TileShape, vec: usize, sm_count: usize) -> usize {
+    let threads = s.batch * s.channels * (s.height * s.width / vec);
+    let target = sm_count * 2048 * 2;
+    let ratio = (threads / target.max(1)).clamp(1, 16).min(s.channels);
+    1 << (usize::BITS - 1 - ratio.leading_zeros())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        case::OpKernel,
+        harness::{assert_cpu_checks, small_shape},
+    };
+    use apex_plugin_api::{ParamValue::Float, Tolerance};
+
+    #[test]
+    fn fused_and_alpha_match_the_reference_for_every_precision() {
+        let kernel = OpKernel::<FusionGate>::default();
+        assert_cpu_checks(
+            &kernel,
+            &small_shape(2, 5, 32, 8, 4),
+            Tolerance::default_for,
+        );
+        let mut o = small_shape(1, 3, 48, 16, 4);
+        o.extend([
+            ("boundary_log_weight", Float(0.8)),
+            ("uncertainty_log_weight", Float(1.2)),
+            ("bias", Float(-0.1)),
+        ]);
+        assert_cpu_checks(&kernel, &o, Tolerance::default_for);
+    }
+
+    #[test]
+    fn non_finite_proxies_are_sanitised() {
+        let kernel = OpKernel::<FusionGate>::default();
+        let op = FusionGate::plan(&crate::harness::params(
+            &kernel,
+            &small_shape(1, 1, 8, 8, 1),
+        ))
+        .unwrap();
+        let s = op.shape;
+        let mut boundary = vec![0.25f32; s.pixels()];
+        boundary[..3].copy_from_slice(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
+        let inputs = Inputs {
+            data: vec![
+                vec![0.0f32; s.map_len()],
+                vec![1.0f32; s.map_len()],
+                boundary,
+                vec![0.0f32; s.pixels()],
+            ],
+            ints: vec![],
+        };
+        let mut out = vec![vec![f32::NAN; s.map_len()], vec![f32::NAN; s.pixels()]];
+        op.run_cpu(&inputs, &mut out, &mut op.cpu_scratch());
+        let sig = |z: f64| (1.0 / (1.0 + (-z).exp())) as f32;
+        let wb = op.wb;
+        assert_eq!(out[1][0], sig(0.0));
+        assert!((out[1][1] - sig(wb)).abs() < 1e-6);
+        assert_eq!(out[1][2], sig(0.0));
+        // heavy = 1 and base = 0, so fused equals alpha.
+        assert!(
+            out[0]
+                .iter()
+                .zip(&out[1])
+                .all(|(f, a)| (f - a).abs() < 1e-6)
+        );
+    }
+
+    #[test]
+    fn channels_per_thread_grows_only_when_the_gpu_is_full() {
+        let small = TileShape {
+            batch: 1,
+            channels: 128,
+            height: 128,
+            width: 128,
+            tile: 8,
+            kmax: 32,
+        };
+        assert_eq!(channels_per_thread(&small, 8, 132), 1);
+        let large = TileShape {
+            batch: 8,
+            channels: 256,
+            height: 256,
+            width: 256,
+            tile: 8,
+            kmax: 256,
+        };
+        assert_eq!(channels_per_thread(&large, 8, 132), 16);
+    }
+}

@@ -1,0 +1,245 @@
+//! `tile_ops.tile_pack`: gathers the selected `t x t` tiles of `F[B,C,H,W]` into `P[B,K,C,t,t]`,
+//! keeping the given slot order (no Hilbert reordering, as the original's kernels did).
+
+use apex_plugin_api::{
+    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
+};
+use cudarc::driver::PushKernelArg;
+use rayon::prelude::*;
+
+use crate::{
+    Element, IdPattern, TileShape,
+    device::{DeviceState, grid_1d},
+    op::{CudaProgram, Inputs, TileOp},
+    program::{assemble, vec_elems},
+    selection::{Rng, uniform},
+    session::cuda_error,
+};
+
+const SOURCE: &str = include_str!("../cuda/tile_pack.cu");
+
+/// A validated TilePack case.
+#[derive(Debug, Clone)]
+pub struct TilePack {
+    pub shape: TileShape,
+    pub ids: IdPattern,
+}
+
+impl TileOp for TilePack {
+    fn descriptor() -> KernelDescriptor {
+        let mut d = KernelDescriptor::new(
+            "tile_ops.tile_pack",
+            "gather K t x t tiles of F[B,C,H,W] into P[B,K,C,t,t]; empty slots (-1, out of range) give zeros",
+        )
+        .backends(&[Backend::Cpu, Backend::Cuda])
+        .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
+        .graph_capturable(true);
+        for spec in TileShape::param_specs() {
+            d = d.param(spec);
+        }
+        d = d.param(ParamSpec::str(IdPattern::PARAM, "sorted", IdPattern::HELP));
+        // A gather is a copy: bit-exact on every backend.
+        for p in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+            d = d.tolerance(p, Tolerance::EXACT);
+        }
+        d
+    }
+
+    fn plan(params: &Params) -> Result<Self, PluginError> {
+        let shape = TileShape::from_params(params)?;
+        let ids = IdPattern::parse(params.str(IdPattern::PARAM)?)?;
+        ids.check(&shape)?;
+        Ok(Self { shape, ids })
+    }
+
+    fn work(&self, precision: Precision) -> Work {
+        let s = &self.shape;
+        let tile_bytes = (s.tiles_len() * precision.size_bytes()) as u64;
+        Work {
+            bytes_read: tile_bytes + 4 * s.slots() as u64,
+            bytes_written: tile_bytes,
+            flops: 0.0,
+            items: s.slots() as f64,
+            unit: WorkUnit::Tiles,
+        }
+    }
+
+    fn output_lens(&self) -> Vec<usize> {
+        vec![self.shape.tiles_len()]
+    }
+
+    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+        let ids = self.ids.generate(&self.shape, &mut Rng::new(seed, 1));
+        let f = uniform(self.shape.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
+        Inputs {
+            data: vec![f],
+            ints: vec![ids],
+        }
+    }
+
+    fn run_cpu<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &mut [Vec<T>],
+        _: &mut crate::op::CpuScratch,
+    ) {
+        pack_cpu(
+            &self.shape,
+            &inputs.data[0],
+            &inputs.ints[0],
+            &mut outputs[0],
+        );
+    }
+
+    fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64> {
+        pack_reference(&self.shape, &inputs.data[0], &inputs.ints[0])
+    }
+
+    fn cuda_program(&self, precision: Precision, _sm_count: usize) -> CudaProgram {
+        let source = assemble(precision, &self.defines(precision), SOURCE);
+        CudaProgram {
+            name: "tile_pack",
+            source,
+            functions: &["tile_pack"],
+            scratch_i32: vec![],
+        }
+    }
+
+    fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError> {
+        let DeviceState {
+            session,
+            functions,
+            data,
+            ints,
+            outputs,
+            ..
+        } = device;
+        let vec = self.shape.tiles_len() / vec_elems(precision, self.shape.tile);
+        let mut b = session.stream.launch_builder(&functions[0]);
+        b.arg(&data[0]).arg(&ints[0]).arg(&mut outputs[0]);
+        // SAFETY: the argument list matches `tile_pack`'s signature and the grid covers its range.
+        unsafe { b.launch(grid_1d(vec)) }
+            .map(drop)
+            .map_err(cuda_error)
+    }
+}
+
+impl TilePack {
+    fn defines(&self, precision: Precision) -> Vec<(&'static str, usize)> {
+        let s = &self.shape;
+        vec![
+            ("BATCH", s.batch),
+            ("CH", s.channels),
+            ("HEIGHT", s.height),
+            ("WIDTH", s.width),
+            ("TILE", s.tile),
+            ("KMAX", s.kmax),
+            ("VEC", vec_elems(precision, s.tile)),
+        ]
+    }
+}
+
+/// The fast CPU gather: one rayon task per slot, a `copy_from_slice` per tile row.
+pub fn pack_cpu<T: Element>(s: &TileShape, f: &[T], ids: &[i32], p: &mut [T]) {
+    let (t, hw) = (s.tile, s.height * s.width);
+    p.par_chunks_mut(s.tile_block())
+        .enumerate()
+        .for_each(|(slot, dst)| {
+            let id = ids[slot];
+            if !s.is_valid_id(id) {
+                dst.fill(T::ZERO);
+                return;
+            }
+            let b = slot / s.kmax;
+            let (y0, x0) = s.origin(id as usize);
+            for (c, plane) in dst.chunks_exact_mut(t * t).enumerate() {
+                let src = &f[(b * s.channels + c) * hw..][..hw];
+                for (i, row) in plane.chunks_exact_mut(t).enumerate() {
+                    let start = (y0 + i) * s.width + x0;
+                    row.copy_from_slice(&src[start..start + t]);
+                }
+            }
+        });
+}
+
+/// The f64 reference gather, written from the definition.
+pub fn pack_reference<T: Element>(s: &TileShape, f: &[T], ids: &[i32]) -> Vec<f64> {
+    let t = s.tile;
+    let mut p = vec![0.0; s.tiles_len()];
+    for b in 0..s.batch {
+        for k in 0..s.kmax {
+            let id = ids[b * s.kmax + k];
+            if !s.is_valid_id(id) {
+                continue;
+            }
+            let (y0, x0) = s.origin(id as usize);
+            for c in 0..s.channels {
+                for i in 0..t {
+                    for j in 0..t {
+                        let src = ((b * s.channels + c) * s.height + y0 + i) * s.width + x0 + j;
+                        p[(((b * s.kmax + k) * s.channels + c) * t + i) * t + j] = f[src].to_f64();
+                    }
+                }
+            }
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        case::OpKernel,
+        harness::{assert_cpu_checks, small_shape},
+    };
+    use apex_plugin_api::ParamValue;
+
+    #[test]
+    fn pack_is_bit_exact_for_every_tile_size_pattern_and_precision() {
+        let kernel = OpKernel::<TilePack>::default();
+        for tile in [2, 8, 16, 32] {
+            let grid = (64 / tile) * (64 / tile);
+            for ids in ["sorted", "random", "overlap"] {
+                let kmax = if ids == "overlap" { 12 } else { grid.min(12) };
+                let mut o = small_shape(2, 3, 64, tile, kmax);
+                o.push(("ids", ParamValue::Str(ids.into())));
+                assert_cpu_checks(&kernel, &o, |_| Tolerance::EXACT);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_and_out_of_range_slots_are_written_as_zeros() {
+        let shape = TileShape {
+            batch: 1,
+            channels: 2,
+            height: 16,
+            width: 16,
+            tile: 8,
+            kmax: 4,
+        };
+        let f: Vec<f32> = (0..shape.map_len()).map(|i| i as f32 + 1.0).collect();
+        let ids = [-1, 4, 3, -7];
+        let mut p = vec![f32::NAN; shape.tiles_len()];
+        pack_cpu(&shape, &f, &ids, &mut p);
+        let block = shape.tile_block();
+        assert!(p[..block].iter().all(|&v| v == 0.0));
+        assert!(p[block..2 * block].iter().all(|&v| v == 0.0));
+        assert!(p[3 * block..].iter().all(|&v| v == 0.0));
+        // Tile 3 of the 2x2 grid starts at (8, 8): channel 0, pixel (8, 8) is element 8*16+8.
+        assert_eq!(p[2 * block], f[8 * 16 + 8]);
+        assert_eq!(
+            pack_reference(&shape, &f, &ids),
+            p.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn unique_patterns_need_kmax_within_the_grid() {
+        let kernel = OpKernel::<TilePack>::default();
+        let p = crate::harness::params(&kernel, &small_shape(1, 1, 32, 16, 5));
+        let err = TilePack::plan(&p).unwrap_err();
+        assert!(err.message.contains("kmax = 5"), "{err}");
+    }
+}

@@ -1,0 +1,214 @@
+//! Deterministic inputs: the seeded random stream, the tile-id selection patterns
+//! ([`IdPattern`]), priority levels, and (for TileUnpack) off-grid origins.
+//!
+//! The patterns exist because the original benchmark fed only unique, sorted ids, so its overlap
+//! logic never ran (`spec/apex-x-kernels.md` §6.2 item 9). `overlap` mixes every hard case.
+
+use apex_plugin_api::PluginError;
+
+use crate::TileShape;
+
+/// SplitMix64: tiny, seedable, and identical on every platform.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64, stream: u64) -> Self {
+        Self(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03))
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `[0, 1)` with 53 random bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in `[0, n)`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
+    }
+}
+
+/// How the `K` slots of each batch row are filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdPattern {
+    /// `K` distinct ids, sorted ascending: what the original benchmark used (no overlap at all).
+    Sorted,
+    /// `K` distinct ids in random order.
+    Random,
+    /// Duplicated ids, `-1` empty slots and out-of-range ids, in random order. Any `K` works.
+    Overlap,
+}
+
+impl IdPattern {
+    pub const PARAM: &'static str = "ids";
+    pub const HELP: &'static str = "tile-id selection: sorted (unique, ascending; the original's), random (unique, shuffled) or overlap (duplicates, -1 and out-of-range slots)";
+
+    pub fn parse(s: &str) -> Result<Self, PluginError> {
+        match s {
+            "sorted" => Ok(Self::Sorted),
+            "random" => Ok(Self::Random),
+            "overlap" => Ok(Self::Overlap),
+            other => Err(PluginError::invalid(format!(
+                "ids = `{other}` is not a selection pattern (hint: use sorted, random or overlap)"
+            ))),
+        }
+    }
+
+    /// Rejects unique patterns that cannot fill `K` distinct slots.
+    pub fn check(self, shape: &TileShape) -> Result<(), PluginError> {
+        if self != Self::Overlap && shape.kmax > shape.grid() {
+            return Err(PluginError::invalid(format!(
+                "kmax = {} exceeds the {} tiles of the {}x{} grid, so ids = {self:?} cannot be unique \
+                 (hint: set kmax <= {} or ids = overlap)",
+                shape.kmax,
+                shape.grid(),
+                shape.grid_h(),
+                shape.grid_w(),
+                shape.grid()
+            )));
+        }
+        Ok(())
+    }
+
+    /// `ids[B*K]`, one row per batch entry.
+    pub fn generate(self, shape: &TileShape, rng: &mut Rng) -> Vec<i32> {
+        let (g, k) = (shape.grid(), shape.kmax);
+        let mut ids = Vec::with_capacity(shape.slots());
+        let mut pool: Vec<i32> = (0..g as i32).collect();
+        for _ in 0..shape.batch {
+            match self {
+                Self::Sorted | Self::Random => {
+                    // Partial Fisher-Yates: the first k of the pool become a uniform k-subset.
+                    for i in 0..k {
+                        let j = i + rng.below(g - i);
+                        pool.swap(i, j);
+                    }
+                    let row = &mut pool[..k];
+                    if self == Self::Sorted {
+                        row.sort_unstable();
+                    }
+                    ids.extend_from_slice(row);
+                }
+                Self::Overlap => {
+                    let start = ids.len();
+                    for slot in 0..k {
+                        let r = rng.below(16);
+                        let id = match r {
+                            0 => -1,
+                            1 => (g + rng.below(g)) as i32,
+                            // A quarter of the slots repeat an earlier slot of the row.
+                            2..=5 if slot > 0 => ids[start + rng.below(slot)],
+                            _ => rng.below(g) as i32,
+                        };
+                        ids.push(id);
+                    }
+                }
+            }
+        }
+        ids
+    }
+}
+
+/// `levels[B*K]` uniform in `0..count`.
+pub fn levels(shape: &TileShape, count: usize, rng: &mut Rng) -> Vec<i32> {
+    (0..shape.slots())
+        .map(|_| rng.below(count) as i32)
+        .collect()
+}
+
+/// `origins[B*K*2]` as `(y0, x0)`: the grid origin of each id, with odd slots shifted by `t/2`
+/// in both directions when `offgrid` is set. Empty slots get `(0, 0)`; they are skipped anyway.
+pub fn origins(shape: &TileShape, ids: &[i32], offgrid: bool) -> Vec<i32> {
+    let half = (shape.tile / 2) as i32;
+    let mut out = Vec::with_capacity(ids.len() * 2);
+    for (slot, &id) in ids.iter().enumerate() {
+        if !shape.is_valid_id(id) {
+            out.extend_from_slice(&[0, 0]);
+            continue;
+        }
+        let (y0, x0) = shape.origin(id as usize);
+        let shift = if offgrid && slot % shape.kmax % 2 == 1 {
+            half
+        } else {
+            0
+        };
+        out.extend_from_slice(&[y0 as i32 + shift, x0 as i32 + shift]);
+    }
+    out
+}
+
+/// Values uniform in `[lo, hi)`.
+pub fn uniform<T: crate::Element>(len: usize, lo: f64, hi: f64, rng: &mut Rng) -> Vec<T> {
+    (0..len)
+        .map(|_| T::from_f64(lo + (hi - lo) * rng.unit()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(k: usize) -> TileShape {
+        TileShape {
+            batch: 3,
+            channels: 2,
+            height: 64,
+            width: 64,
+            tile: 8,
+            kmax: k,
+        }
+    }
+
+    #[test]
+    fn sorted_ids_are_unique_ascending_and_on_the_grid() {
+        let s = shape(20);
+        let ids = IdPattern::Sorted.generate(&s, &mut Rng::new(1, 0));
+        for row in ids.chunks(20) {
+            assert!(row.windows(2).all(|w| w[0] < w[1]), "{row:?}");
+            assert!(row.iter().all(|&i| s.is_valid_id(i)));
+        }
+    }
+
+    #[test]
+    fn overlap_ids_hold_every_hard_case() {
+        let s = shape(64);
+        let ids = IdPattern::Overlap.generate(&s, &mut Rng::new(2, 0));
+        assert!(ids.contains(&-1));
+        assert!(ids.iter().any(|&i| i >= s.grid() as i32));
+        let row = &ids[..64];
+        let mut valid: Vec<i32> = row.iter().copied().filter(|&i| s.is_valid_id(i)).collect();
+        let n = valid.len();
+        valid.sort_unstable();
+        valid.dedup();
+        assert!(valid.len() < n, "no duplicate in {row:?}");
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_inputs() {
+        let s = shape(16);
+        let a = IdPattern::Random.generate(&s, &mut Rng::new(9, 1));
+        let b = IdPattern::Random.generate(&s, &mut Rng::new(9, 1));
+        let c = IdPattern::Random.generate(&s, &mut Rng::new(10, 1));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn unique_patterns_reject_kmax_above_the_grid() {
+        let err = IdPattern::Sorted.check(&shape(65)).unwrap_err();
+        assert!(err.message.contains("hint"), "{err}");
+        assert!(IdPattern::Overlap.check(&shape(65)).is_ok());
+    }
+
+    #[test]
+    fn offgrid_origins_shift_odd_slots_by_half_a_tile() {
+        let s = shape(2);
+        let o = origins(&s, &[9, 9, -1, 3, 0, 0], true);
+        assert_eq!(&o[..4], &[8, 8, 12, 12]);
+        assert_eq!(&o[4..8], &[0, 0, 4, 28]);
+    }
+}

@@ -1,0 +1,252 @@
+//! The GPU self-check: every op × tile size 8/16/32 × fp32/fp16/bf16 (plus overlap, blend and
+//! off-grid variants), each set up on the given CUDA handles and checked on two calls with fresh
+//! inputs and poisoned outputs (the original's autotune bug only showed on the second call).
+
+use apex_plugin_api::{
+    Accuracy, Backend, CudaHandles, Kernel, ParamValue, PluginError, Precision, Tolerance,
+};
+
+use crate::{
+    case::OpKernel,
+    harness::{check, describe, params, request},
+    ops::{FusedStage, FusionGate, TilePack, TileUnpack, tile_unpack},
+};
+
+/// One checked case.
+#[derive(Debug, Clone)]
+pub struct CheckLine {
+    pub kernel: String,
+    pub precision: Precision,
+    pub params: String,
+    /// The accuracy of each of the two calls, or the error that stopped the case.
+    pub result: Result<[Accuracy; 2], PluginError>,
+    pub tolerance: Tolerance,
+}
+
+impl CheckLine {
+    pub fn passed(&self) -> bool {
+        matches!(&self.result, Ok(acc) if acc.iter().all(|a| a.within(&self.tolerance)))
+    }
+}
+
+/// The variants checked per op, as parameter overrides (the shape is added per tile size).
+fn variants(id: &str) -> Vec<Vec<(&'static str, ParamValue)>> {
+    let s = |v: &str| ParamValue::Str(v.into());
+    match id {
+        "tile_ops.tile_unpack" => vec![
+            vec![("ids", s("sorted"))],
+            vec![("ids", s("overlap")), ("levels", ParamValue::Int(3))],
+            vec![("ids", s("overlap")), ("offgrid", ParamValue::Bool(true))],
+            vec![
+                ("ids", s("overlap")),
+                ("offgrid", ParamValue::Bool(true)),
+                ("mode", s("blend")),
+                ("alpha", ParamValue::Float(0.3)),
+            ],
+        ],
+        "tile_ops.fusion_gate" => vec![vec![], vec![("bias", ParamValue::Float(-0.5))]],
+        _ => vec![vec![("ids", s("sorted"))], vec![("ids", s("overlap"))]],
+    }
+}
+
+/// Runs the self-check on `handles` with maps of `batch x channels x size x size`; `sync` waits
+/// for the handles' stream.
+pub fn run(
+    handles: CudaHandles,
+    batch: i64,
+    channels: i64,
+    size: i64,
+    sync: &dyn Fn() -> Result<(), PluginError>,
+) -> Vec<CheckLine> {
+    let kernels: [Box<dyn Kernel>; 4] = [
+        Box::new(OpKernel::<TilePack>::default()),
+        Box::new(OpKernel::<TileUnpack>::default()),
+        Box::new(OpKernel::<FusionGate>::default()),
+        Box::new(OpKernel::<FusedStage>::default()),
+    ];
+    let mut lines = Vec::new();
+    for kernel in &kernels {
+        let id = kernel.descriptor().id.to_string();
+        for tile in [8i64, 16, 32] {
+            let grid = (size / tile) * (size / tile);
+            for variant in variants(&id) {
+                let mut overrides = vec![
+                    ("batch", ParamValue::Int(batch)),
+                    ("channels", ParamValue::Int(channels)),
+                    ("height", ParamValue::Int(size)),
+                    ("width", ParamValue::Int(size)),
+                    ("tile_size", ParamValue::Int(tile)),
+                    ("kmax", ParamValue::Int(grid.min(32))),
+                ];
+                overrides.extend(variant.iter().cloned());
+                for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+                    let tolerance = tolerance_for(kernel.as_ref(), &overrides, precision);
+                    let p = params(kernel.as_ref(), &overrides);
+                    let result = kernel
+                        .setup(&request(p, Backend::Cuda, precision, 1, Some(handles)))
+                        .and_then(|mut inst| {
+                            let first = check(inst.as_mut(), 11, &tolerance, sync)?;
+                            let second = check(inst.as_mut(), 12, &tolerance, sync)?;
+                            Ok([first, second])
+                        });
+                    lines.push(CheckLine {
+                        kernel: id.clone(),
+                        precision,
+                        params: describe(&overrides),
+                        result,
+                        tolerance,
+                    });
+                }
+            }
+        }
+    }
+    lines
+}
+
+/// Exact for copies (pack, unpack override), the declared default otherwise.
+pub fn tolerance_for(
+    kernel: &dyn Kernel,
+    overrides: &[(&str, ParamValue)],
+    precision: Precision,
+) -> Tolerance {
+    let id = kernel.descriptor().id;
+    let blend = overrides
+        .iter()
+        .any(|(k, v)| *k == "mode" && *v == ParamValue::Str("blend".into()));
+    match id.as_str() {
+        "tile_ops.tile_pack" => Tolerance::EXACT,
+        "tile_ops.tile_unpack" => tile_unpack::tolerance(
+            if blend {
+                tile_unpack::UnpackMode::Blend { alpha: 0.5 }
+            } else {
+                tile_unpack::UnpackMode::Override
+            },
+            precision,
+        ),
+        _ => kernel.descriptor().tolerance_for(precision),
+    }
+}
+
+/// Every CUDA program the ops can build at tile sizes 8/16/32 in every precision and variant,
+/// for a compile check (needs NVRTC, not a GPU).
+pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgram)>, PluginError> {
+    use crate::op::TileOp;
+    let mut out = Vec::new();
+    for tile in [8i64, 16, 32] {
+        let shape = [
+            ("batch", ParamValue::Int(2)),
+            ("channels", ParamValue::Int(8)),
+            ("height", ParamValue::Int(64)),
+            ("width", ParamValue::Int(64)),
+            ("tile_size", ParamValue::Int(tile)),
+            ("kmax", ParamValue::Int(4)),
+        ];
+        for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+            let mut add = |id: &str,
+                           variant: &[(&'static str, ParamValue)],
+                           program: crate::op::CudaProgram| {
+                out.push((
+                    format!("{id} t={tile} {precision} {}", describe(variant)),
+                    program,
+                ));
+            };
+            let k = |kernel: &dyn Kernel, v: &[(&'static str, ParamValue)]| {
+                let mut o = shape.to_vec();
+                o.extend(v.iter().cloned());
+                params(kernel, &o)
+            };
+            for variant in variants("tile_ops.tile_pack") {
+                let p = k(&OpKernel::<TilePack>::default(), &variant);
+                add(
+                    "tile_ops.tile_pack",
+                    &variant,
+                    TilePack::plan(&p)?.cuda_program(precision, sm_count),
+                );
+            }
+            for variant in variants("tile_ops.tile_unpack") {
+                let p = k(&OpKernel::<TileUnpack>::default(), &variant);
+                add(
+                    "tile_ops.tile_unpack",
+                    &variant,
+                    TileUnpack::plan(&p)?.cuda_program(precision, sm_count),
+                );
+            }
+            for variant in variants("tile_ops.fusion_gate") {
+                let p = k(&OpKernel::<FusionGate>::default(), &variant);
+                add(
+                    "tile_ops.fusion_gate",
+                    &variant,
+                    FusionGate::plan(&p)?.cuda_program(precision, sm_count),
+                );
+            }
+            for variant in variants("tile_ops.fused_stage") {
+                let p = k(&OpKernel::<FusedStage>::default(), &variant);
+                add(
+                    "tile_ops.fused_stage",
+                    &variant,
+                    FusedStage::plan(&p)?.cuda_program(precision, sm_count),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{compile, driver_present, nvrtc_present};
+
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU-library test must say so, not pass silently"
+    )]
+    fn every_cuda_source_compiles_with_nvrtc_for_sm_90() {
+        if !nvrtc_present() {
+            eprintln!("skipped: no NVRTC (libnvrtc.so / libnvrtc.so.13 not loadable)");
+            return;
+        }
+        let programs = all_programs(132).unwrap();
+        assert!(programs.len() >= 3 * 3 * 10, "{}", programs.len());
+        for (label, program) in programs {
+            if let Err(e) = compile(program.name, &program.source, "sm_90") {
+                panic!("{label}: {e}\n--- source ---\n{}", program.source);
+            }
+        }
+    }
+
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU test must say so, not pass silently"
+    )]
+    fn cuda_cases_verify_on_two_fresh_calls_when_a_gpu_exists() {
+        use cudarc::driver::CudaContext;
+        if !driver_present() {
+            eprintln!("skipped: no CUDA (libcuda.so.1 not loadable)");
+            return;
+        }
+        let Ok(Ok(ctx)) = std::panic::catch_unwind(|| CudaContext::new(0)) else {
+            eprintln!("skipped: no CUDA (no usable device 0)");
+            return;
+        };
+        let stream = ctx.new_stream().unwrap();
+        let (major, minor) = ctx.compute_capability().unwrap();
+        let handles = CudaHandles {
+            device_ordinal: 0,
+            stream: stream.cu_stream() as usize,
+            compute_capability_major: major as u32,
+            compute_capability_minor: minor as u32,
+        };
+        let sync = || stream.synchronize().map_err(crate::session::cuda_error);
+        let lines = run(handles, 2, 8, 64, &sync);
+        let failed: Vec<_> = lines.iter().filter(|l| !l.passed()).collect();
+        assert!(
+            failed.is_empty(),
+            "{} of {} cases failed: {failed:#?}",
+            failed.len(),
+            lines.len()
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! [`CudaSession`]: attach to the host's device and stream, and compile CUDA C with NVRTC.
+//!
+//! This mirrors `apex_plugin_api::cuda` (same behaviour: retain the primary context, disable
+//! cudarc's event tracking before any allocation, wrap the host's stream without owning it).
+//! It exists only because that module does not compile against cudarc 0.19.10 yet (its
+//! `is_culib_present` calls lack `unsafe`); switch back to it once it does.
+
+use std::sync::Arc;
+
+use apex_plugin_api::{CudaHandles, PluginError};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
+
+/// A plugin's view of the host's CUDA device and stream.
+pub struct CudaSession {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub handles: CudaHandles,
+}
+
+/// Whether libcuda can be loaded (cudarc panics instead of failing when it cannot).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether libnvrtc can be loaded.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+impl CudaSession {
+    /// Attaches to the device and stream in `handles`.
+    pub fn attach(handles: &CudaHandles) -> Result<Self, PluginError> {
+        if !driver_present() {
+            return Err(PluginError::cuda(
+                "cuda_unavailable: libcuda.so.1 not found",
+            ));
+        }
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(handles.device_ordinal as usize))
+            .map_err(PluginError::from_panic)?
+            .map_err(cuda_error)?;
+        // One stream, synchronized by the host: cudarc's per-buffer event tracking would add work
+        // to every launch, so it is turned off before anything is allocated.
+        unsafe { ctx.disable_event_tracking() };
+        // SAFETY: the host keeps the stream alive for the whole life of the instance.
+        let stream = unsafe { ctx.wrap_borrowed_stream(handles.stream as _) };
+        Ok(Self {
+            ctx,
+            stream,
+            handles: *handles,
+        })
+    }
+
+    /// `sm_XY` for this device.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.handles.compute_capability_major, self.handles.compute_capability_minor
+        )
+    }
+
+    /// Compiles `source` with NVRTC for this device and loads it.
+    pub fn compile(&self, name: &str, source: &str) -> Result<Arc<CudaModule>, PluginError> {
+        let ptx = compile(name, source, &self.arch())?;
+        self.ctx.load_module(ptx).map_err(cuda_error)
+    }
+
+    pub fn function(
+        &self,
+        module: &Arc<CudaModule>,
+        name: &str,
+    ) -> Result<CudaFunction, PluginError> {
+        module.load_function(name).map_err(cuda_error)
+    }
+}
+
+/// Compiles `source` to PTX for `arch` (e.g. `sm_90`). Needs libnvrtc, not a GPU.
+pub fn compile(name: &str, source: &str, arch: &str) -> Result<Ptx, PluginError> {
+    if !nvrtc_present() {
+        return Err(PluginError::cuda(
+            "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
+        ));
+    }
+    // NVRTC's options take a `&'static str`; there are only a handful of distinct arches.
+    let arch: &'static str = Box::leak(arch.to_string().into_boxed_str());
+    let opts = CompileOptions {
+        arch: Some(arch),
+        name: Some(format!("{name}.cu")),
+        options: vec!["--std=c++17".into()],
+        ..Default::default()
+    };
+    std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
+        .map_err(PluginError::from_panic)?
+        .map_err(|e| match e {
+            CompileError::CompileError { log, .. } => PluginError::cuda(format!(
+                "NVRTC compile of {name} failed:\n{}",
+                log.to_string_lossy()
+            )),
+            other => PluginError::cuda(format!("NVRTC compile of {name} failed: {other:?}")),
+        })
+}
+
+/// A CUDA driver error as a plugin error whose message starts with the CUDA error name.
+pub fn cuda_error(e: DriverError) -> PluginError {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    PluginError::cuda(format!("{name}: {text}"))
+}
