@@ -22,7 +22,8 @@ pub struct CudaSession {
 impl CudaSession {
     /// Attaches to the device and stream in `handles`.
     pub fn attach(handles: &CudaHandles) -> Result<Self, PluginError> {
-        if !cudarc::driver::sys::is_culib_present() {
+        // SAFETY: only probes whether the library can be dlopened.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(PluginError::cuda(
                 "cuda_unavailable: libcuda.so.1 not found",
             ));
@@ -55,7 +56,8 @@ impl CudaSession {
 
     /// Compiles `source` with NVRTC for this device and loads it. Compile errors carry the log.
     pub fn compile(&self, name: &str, source: &str) -> Result<Arc<CudaModule>, PluginError> {
-        if !cudarc::nvrtc::sys::is_culib_present() {
+        // SAFETY: only probes whether the library can be dlopened.
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(PluginError::cuda(
                 "nvrtc_unavailable: libnvrtc.so not found",
             ));

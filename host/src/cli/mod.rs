@@ -1,4 +1,18 @@
-//! Command line.
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
-}
+//! The command line: clap definitions and the orchestration of each subcommand. Each subcommand's
+//! file parses its flags into the stages' own types and calls the stages; it holds no logic of
+//! its own beyond that. Exit codes are in [`exit_codes`].
+
+mod app;
+mod attest;
+mod baseline;
+mod calibrate;
+mod compare;
+mod discover;
+mod discovery_opts;
+pub mod exit_codes;
+mod gate;
+mod report;
+mod run;
+mod worker;
+
+pub use app::main;

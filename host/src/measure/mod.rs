@@ -1,9 +1,29 @@
-//! Measurement: the per-case worker process, the sampling protocol and the CPU timer.
-//! (being written)
+//! Measurement: each case runs in a worker process (the host re-executes itself) that loads only
+//! its plugin, samples with one protocol for every backend, checks accuracy on fresh inputs and
+//! writes a reply; the host turns every way a worker can end into a case result.
+//!
+//! ```text
+//! host: isolation::run_in_worker ──spawn──► apex-host __worker ── worker::run_worker
+//!                                                   │ setup → sampling::sample(Timer) → check_accuracy
+//!       assemble::assemble ◄──reply.json / signal / timeout──┘
+//! ```
+//! The timers: [`CpuTimer`] here, the CUDA cold and batch timers in `crate::cuda`.
 
+mod assemble;
+mod cpu_timer;
+mod cuda_case;
+mod isolation;
+mod sampling;
 mod timer;
+pub mod wire;
+mod worker;
 
+pub use assemble::{AssembleContext, assemble};
+pub use cpu_timer::CpuTimer;
+pub use isolation::{WORKER_SUBCOMMAND, WorkerOutcome, run_in_worker, signal_name};
+pub use sampling::{Sampled, sample};
 pub use timer::{Timer, Workload};
+pub use worker::{WorkerError, run_worker};
 
 /// A failure while measuring one case.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,319 @@
+//! `apex-host run`: discover → config → facts → plan → one worker per case → stats → reports
+//! (→ gate). Results stream to `<output-dir>/.partial/<run-id>/` as cases finish; the final
+//! report replaces the previous one only when the run completes.
+
+use std::path::{Path, PathBuf};
+
+use apex_plugin_api::{Backend, Precision};
+
+use super::discovery_opts::DiscoveryOpts;
+use super::exit_codes::ApexExitCode;
+use crate::config::CliOverrides;
+use crate::measure::wire::{WIRE_VERSION, WorkerRequest};
+use crate::measure::{AssembleContext, assemble, run_in_worker};
+use crate::model::{CaseResult, CaseStatus, RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION};
+use crate::plan::{Filter, Plan};
+use crate::report::{self, Progress, RunWriter};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Backends to run (comma-separated) [default: every backend each kernel declares].
+    #[arg(long, value_delimiter = ',', value_parser = parse_backend)]
+    pub backends: Option<Vec<Backend>>,
+    /// Precisions to run (comma-separated) [default: from config, else every declared one].
+    #[arg(long, value_delimiter = ',', value_parser = parse_precision)]
+    pub precision: Option<Vec<Precision>>,
+    /// Exactly N samples per mode (fixed stopping rule) [default: adaptive, from config].
+    #[arg(long, value_name = "N")]
+    pub iters: Option<u64>,
+    /// Warm-up calls before sampling [default: from config].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+    /// Where reports are written.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub output_dir: PathBuf,
+    /// Seeds every input and the bootstrap.
+    #[arg(long, default_value_t = 123)]
+    pub seed: u64,
+    /// Keep only cases whose kernel id or case id matches GLOB (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Vec<String>,
+    /// A short protocol for smoke runs and CI (fewer samples, shorter time caps).
+    #[arg(long)]
+    pub quick: bool,
+    /// Per-case wall-clock limit in seconds; a worker past it is killed [default: from config].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Export every raw sample into the reports.
+    #[arg(long)]
+    pub save_samples: bool,
+    /// Gate the run against this baseline file.
+    #[arg(long, value_name = "FILE", conflicts_with = "compare_to")]
+    pub compare: Option<PathBuf>,
+    /// Gate the run against the baseline at REF (`git show REF:<baseline>`), where the baseline is
+    /// `--baseline-path` [default: baselines/cpu.json].
+    #[arg(long, value_name = "REF")]
+    pub compare_to: Option<String>,
+    /// The baseline's path inside the repository, for --compare-to.
+    #[arg(long, value_name = "PATH", default_value = "baselines/cpu.json")]
+    pub baseline_path: PathBuf,
+    /// Append this run to a history folder (trend across runs).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+    /// TensorRT engine to benchmark (trt_engine plugin).
+    #[arg(long, value_name = "PATH")]
+    pub trt_engine_path: Option<PathBuf>,
+    /// TensorRT input shape, `name=AxBx…` (repeatable).
+    #[arg(long, value_name = "NAME=AxB")]
+    pub trt_input_shape: Vec<String>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: u32,
+    /// Print each case's details as it finishes.
+    #[arg(long, short)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub discovery: DiscoveryOpts,
+}
+
+fn parse_backend(s: &str) -> Result<Backend, String> {
+    Backend::parse(s)
+        .ok_or_else(|| format!("unknown backend `{s}` (expected one of: cpu, cuda, trt)"))
+}
+
+fn parse_precision(s: &str) -> Result<Precision, String> {
+    Precision::parse(s)
+        .ok_or_else(|| format!("unknown precision `{s}` (expected one of: fp32, fp16, bf16, fp8)"))
+}
+
+#[expect(
+    clippy::print_stderr,
+    reason = "the CLI reports setup errors before any report exists"
+)]
+pub fn exec(args: &RunArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            code
+        }
+    }
+}
+
+type Failure = (i32, String);
+
+fn run(args: &RunArgs) -> Result<i32, Failure> {
+    let opts = args.discovery.resolve();
+    let registry = crate::discovery::discover(&opts);
+    let config = crate::config::load(&registry.bench_files(), &suite_dir(opts.root.as_deref()))
+        .map_err(|e| {
+            (
+                ApexExitCode::CONFIG_ERROR,
+                format!("invalid configuration:\n{e}"),
+            )
+        })?;
+    let facts = crate::facts::gather();
+    let overrides = CliOverrides {
+        backends: args.backends.clone(),
+        precisions: args.precision.clone(),
+        iters: args.iters,
+        warmup: args.warmup,
+        timeout_s: args.timeout,
+        quick: args.quick,
+    };
+    let filter = Filter::new(&args.filter).map_err(|e| {
+        (
+            ApexExitCode::USAGE,
+            format!("--filter: {e} (hint: globs look like `tile_ops.*`)"),
+        )
+    })?;
+    let plan =
+        crate::plan::build(&registry, &config, &overrides, &filter, &facts).map_err(|e| {
+            (
+                ApexExitCode::CONFIG_ERROR,
+                format!("invalid configuration:\n{e}"),
+            )
+        })?;
+
+    let run_id = format!(
+        "{}-{}",
+        jiff::Timestamp::now().as_second(),
+        std::process::id()
+    );
+    let mut writer = RunWriter::begin(&args.output_dir, &run_id).map_err(internal)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| internal(format!("cannot locate apex-host itself: {e}")))?;
+    let device = device_context(&exe, &plan, args, writer.partial_dir());
+    let ctx = AssembleContext {
+        seed: args.seed,
+        save_samples: args.save_samples,
+        copy_bandwidth_gbps: device.copy_bandwidth_gbps,
+    };
+
+    let mut progress = Progress::new(plan.cases.len(), args.verbose);
+    let mut results = Vec::with_capacity(plan.cases.len());
+    for (i, case) in plan.cases.iter().enumerate() {
+        progress.case_started(&case.key);
+        let result = match &case.skip {
+            Some(reason) => CaseResult::without_measurements(
+                case.key.clone(),
+                &case.kernel.plugin,
+                CaseStatus::Skipped,
+                reason.clone(),
+            ),
+            None => {
+                let request = WorkerRequest {
+                    wire_version: WIRE_VERSION,
+                    library: case.kernel.library.clone(),
+                    kernel: case.kernel.id.clone(),
+                    params: case.resolved.params.clone(),
+                    backend: case.key.backend.clone(),
+                    precision: case.key.precision.clone(),
+                    seed: args.seed,
+                    settings: case.resolved.protocol,
+                    tolerance: crate::model::tolerance_map(&case.resolved.tolerance),
+                    graph_capturable: case.kernel.graph_capturable,
+                    device: args.device,
+                    spawned_at_unix_s: 0.0,
+                };
+                let scratch = writer.partial_dir().join("workers").join(i.to_string());
+                let outcome = run_in_worker(&exe, &request, &scratch);
+                assemble(case.key.clone(), &case.kernel.plugin, outcome, &ctx)
+            }
+        };
+        writer.record(&result).map_err(internal)?;
+        progress.case_finished(&result);
+        results.push(result);
+    }
+    progress.finish();
+
+    let env = report::env::collect(serde_json::json!({
+        "facts": facts,
+        "cuda_device": device.info,
+        "copy_bandwidth_gbps": device.copy_bandwidth_gbps,
+        "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),
+    }));
+    let summary = summarize(args, &env, results);
+    let gate = super::gate::run_gate(args, opts.root.as_deref(), &summary)?;
+    writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
+    writer
+        .finish(&summary, &registry.manifest(), &env)
+        .map_err(internal)?;
+    if let Some(dir) = &args.history {
+        crate::compare::history::append(dir, &summary).map_err(internal)?;
+    }
+    report::print_final(
+        &summary,
+        &args.output_dir,
+        gate.as_ref().map(|g| g.markdown.as_str()),
+    );
+
+    Ok(match summary.status.as_str() {
+        _ if gate.as_ref().is_some_and(|g| g.failed) => ApexExitCode::GATE_FAILED,
+        "failed" => ApexExitCode::CASES_FAILED,
+        "empty" => ApexExitCode::NOTHING_RAN,
+        _ => ApexExitCode::OK,
+    })
+}
+
+fn internal(e: impl std::fmt::Display) -> Failure {
+    (ApexExitCode::INTERNAL, e.to_string())
+}
+
+/// `bench.yaml.d/` of the checkout (or of the current folder outside one).
+fn suite_dir(root: Option<&Path>) -> PathBuf {
+    root.unwrap_or(Path::new(".")).join("bench.yaml.d")
+}
+
+fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) -> RunSummary {
+    let status = RunSummary::status_of(&results).to_string();
+    let mut counts = std::collections::BTreeMap::new();
+    for s in [
+        CaseStatus::Ok,
+        CaseStatus::Skipped,
+        CaseStatus::Failed,
+        CaseStatus::FailedAccuracy,
+    ] {
+        counts.insert(
+            s.as_str().to_string(),
+            results.iter().filter(|r| r.status == s).count(),
+        );
+    }
+    counts.insert("total".into(), results.len());
+    RunSummary {
+        schema_version: SUMMARY_SCHEMA_VERSION,
+        suite: SUITE_NAME.into(),
+        timestamp_utc: report::env::timestamp_utc(),
+        environment: env.clone(),
+        config: serde_json::json!({
+            "backends": args.backends.as_ref().map(|b| b.iter().map(|x| x.as_str()).collect::<Vec<_>>()),
+            "precisions": args.precision.as_ref().map(|p| p.iter().map(|x| x.as_str()).collect::<Vec<_>>()),
+            "iters": args.iters,
+            "warmup": args.warmup,
+            "seed": args.seed,
+            "filter": args.filter,
+            "quick": args.quick,
+            "timeout_s": args.timeout,
+            "save_samples": args.save_samples,
+            "device": args.device,
+            "trt_engine_path": args.trt_engine_path,
+            "trt_input_shapes": args.trt_input_shape,
+        }),
+        status,
+        counts,
+        benchmarks: results.into_iter().map(|r| (r.id.clone(), r)).collect(),
+    }
+}
+
+/// What the run knows about the CUDA device: its facts for env.json and its measured copy
+/// bandwidth for `% of peak`. Measured once, in a subprocess (`apex-host calibrate
+/// --bandwidth-only`), only when the plan has CUDA cases to run, so the host itself never holds
+/// a CUDA context.
+struct DeviceContext {
+    info: serde_json::Value,
+    copy_bandwidth_gbps: Option<f64>,
+}
+
+fn device_context(exe: &Path, plan: &Plan, args: &RunArgs, scratch: &Path) -> DeviceContext {
+    let none = DeviceContext {
+        info: serde_json::Value::Null,
+        copy_bandwidth_gbps: None,
+    };
+    let wants_cuda = plan
+        .cases
+        .iter()
+        .any(|c| c.skip.is_none() && c.key.backend == "cuda");
+    if !wants_cuda {
+        return none;
+    }
+    let out = scratch.join("device.json");
+    let status = std::process::Command::new(exe)
+        .args([
+            "calibrate",
+            "--bandwidth-only",
+            "--json",
+            "--device",
+            &args.device.to_string(),
+            "--output",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    let Ok(text) = std::fs::read_to_string(&out) else {
+        return none;
+    };
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return none;
+    };
+    if !status.is_ok_and(|s| s.success()) {
+        return none;
+    }
+    DeviceContext {
+        copy_bandwidth_gbps: doc.get("copy_bandwidth_gbps").and_then(|v| v.as_f64()),
+        info: doc
+            .get("device")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null),
+    }
+}

@@ -1,0 +1,146 @@
+//! The host side of worker isolation: re-executes this binary as `apex-host __worker` for one case,
+//! enforces the case's timeout, and turns every way a worker can end into an outcome with a
+//! reason (a signal name, `timeout after N s`, the error text, the last line of stderr).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
+
+use super::wire::{WorkerReply, WorkerRequest, unix_now_s};
+
+/// How a worker ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkerOutcome {
+    /// The worker wrote a reply (which may itself carry an error).
+    Replied(WorkerReply),
+    /// The worker died or exited without a reply; the reason names the signal or exit code.
+    Crashed(String),
+    /// The worker ran past its timeout and was killed.
+    TimedOut(f64),
+}
+
+/// The hidden subcommand the worker runs under.
+pub const WORKER_SUBCOMMAND: &str = "__worker";
+
+/// Runs one case in a fresh worker process. `scratch` is this case's private folder.
+pub fn run_in_worker(exe: &Path, request: &WorkerRequest, scratch: &Path) -> WorkerOutcome {
+    let request_path = scratch.join("request.json");
+    let reply_path = scratch.join("reply.json");
+    let stderr_path = scratch.join("stderr.txt");
+    let mut request = request.clone();
+    let io_err = |what: &str, e: std::io::Error| WorkerOutcome::Crashed(format!("{what}: {e}"));
+    if let Err(e) = std::fs::create_dir_all(scratch) {
+        return io_err(&format!("cannot create `{}`", scratch.display()), e);
+    }
+    request.spawned_at_unix_s = unix_now_s();
+    if let Err(e) = crate::report::write_json_atomic(&request_path, &request) {
+        return WorkerOutcome::Crashed(e.to_string());
+    }
+    let stderr = match std::fs::File::create(&stderr_path) {
+        Ok(f) => f,
+        Err(e) => return io_err("cannot create the worker's stderr file", e),
+    };
+    let spawned = Command::new(exe)
+        .arg(WORKER_SUBCOMMAND)
+        .arg("--request")
+        .arg(&request_path)
+        .arg("--reply")
+        .arg(&reply_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return io_err(&format!("cannot start worker `{}`", exe.display()), e),
+    };
+    let timeout = Duration::from_secs_f64(request.settings.timeout_s.max(0.001));
+    let status = match child.wait_timeout(timeout) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return WorkerOutcome::TimedOut(request.settings.timeout_s);
+        }
+        Err(e) => return io_err("cannot wait for the worker", e),
+    };
+    match read_reply(&reply_path) {
+        Some(reply) if status.success() => WorkerOutcome::Replied(reply),
+        _ => WorkerOutcome::Crashed(crash_reason(status, &stderr_path)),
+    }
+}
+
+fn read_reply(path: &PathBuf) -> Option<WorkerReply> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// `killed by SIGSEGV (signal 11)` or `exited with code 3`, plus the last line of stderr.
+fn crash_reason(status: ExitStatus, stderr_path: &Path) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let mut reason = match (status.signal(), status.code()) {
+        (Some(sig), _) => format!("killed by {} (signal {sig})", signal_name(sig)),
+        (None, Some(code)) => format!("worker exited with code {code} without a result"),
+        (None, None) => "worker ended without a result".to_string(),
+    };
+    let stderr = std::fs::read_to_string(stderr_path).unwrap_or_default();
+    if let Some(last) = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
+        let last: String = last.chars().take(300).collect();
+        reason.push_str(&format!("; last stderr line: {last}"));
+    }
+    reason
+}
+
+/// The conventional name of a signal number.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGPIPE => "SIGPIPE",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_have_names() {
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(libc::SIGABRT), "SIGABRT");
+        assert_eq!(signal_name(77), "signal 77");
+    }
+
+    #[test]
+    fn a_missing_executable_is_a_crash_with_the_path() {
+        let d = tempfile::tempdir().unwrap();
+        let req = WorkerRequest {
+            wire_version: super::super::wire::WIRE_VERSION,
+            library: "/nope.so".into(),
+            kernel: "x".into(),
+            params: Default::default(),
+            backend: "cpu".into(),
+            precision: "fp32".into(),
+            seed: 1,
+            settings: Default::default(),
+            tolerance: Default::default(),
+            graph_capturable: false,
+            device: 0,
+            spawned_at_unix_s: 0.0,
+        };
+        match run_in_worker(Path::new("/definitely/not/here"), &req, d.path()) {
+            WorkerOutcome::Crashed(r) => assert!(r.contains("/definitely/not/here"), "{r}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The worker's wire format: the request the host writes for one case and the reply the worker
+//! writes back, both JSON files in the case's scratch folder (never the worker's stdout, which
+//! plugin code may write to). Versioned by [`WIRE_VERSION`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::model::{AccuracyBlock, EnergyBlock, ParamMap, ProtocolSettings, WorkBlock};
+
+/// Bumped on any change to these types; host and worker are the same binary, so a mismatch
+/// means a stale worker executable.
+pub const WIRE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRequest {
+    pub wire_version: u32,
+    pub library: PathBuf,
+    pub kernel: String,
+    pub params: ParamMap,
+    pub backend: String,
+    pub precision: String,
+    pub seed: u64,
+    pub settings: ProtocolSettings,
+    pub tolerance: BTreeMap<String, f64>,
+    pub graph_capturable: bool,
+    /// CUDA device ordinal for CUDA cases.
+    pub device: u32,
+    /// Wall-clock time (UNIX seconds) at which the host spawned the worker, to measure start-up.
+    pub spawned_at_unix_s: f64,
+}
+
+/// One sampled timing mode, raw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawMode {
+    pub mode: String,
+    pub calls_per_sample: u64,
+    pub graph: bool,
+    pub per_call_ms: Vec<f64>,
+    pub warmup_calls: u64,
+    pub stopped_by: String,
+    pub elapsed_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WorkerReply {
+    pub wire_version: u32,
+    /// Set when the case could not be measured: `setup failed: ...`, `run failed: ...`.
+    pub error: Option<String>,
+    pub modes: Vec<RawMode>,
+    pub accuracy: Option<AccuracyBlock>,
+    pub work: Option<WorkBlock>,
+    pub peak_rss_mb: Option<f64>,
+    pub peak_device_memory_mb: Option<f64>,
+    pub energy: Option<EnergyBlock>,
+    /// Milliseconds from spawn to the plugin being loaded, and to the case being set up.
+    pub loaded_after_ms: f64,
+    pub ready_after_ms: f64,
+}
+
+/// Seconds since the UNIX epoch, as f64.
+pub fn unix_now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}

@@ -1,0 +1,223 @@
+//! The worker process (`apex-host __worker`): loads one plugin, sets up one case, runs the
+//! protocol for the case's backend and writes a [`WorkerReply`]. A crash, abort, hang or sticky
+//! CUDA error here costs this case only; the host maps it to a status in [`super::isolation`].
+
+use std::path::Path;
+
+use abi_stable::std_types::{ROption, RResult};
+use apex_plugin_api::ffi::FfiInstanceBox;
+use apex_plugin_api::{Backend, ParamValue, Params, Precision, SetupRequest, Tolerance, WorkUnit};
+
+use super::sampling::{Sampled, sample};
+use super::wire::{RawMode, WIRE_VERSION, WorkerReply, WorkerRequest, unix_now_s};
+use super::{CpuTimer, MeasureError, Workload};
+use crate::discovery::open_kernel;
+use crate::model::{AccuracyBlock, WorkBlock};
+
+/// The seed of the accuracy check's fresh inputs: different from every measured input.
+const CHECK_SEED_SALT: u64 = 0xA11C_E5EE_D000_0001;
+
+/// A worker-side failure, already phrased as the case's reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct WorkerError(pub String);
+
+/// Runs the case in `request_path` and writes the reply to `reply_path`.
+pub fn run_worker(request_path: &Path, reply_path: &Path) -> Result<(), WorkerError> {
+    die_with_parent();
+    let text = std::fs::read_to_string(request_path).map_err(|e| {
+        WorkerError(format!(
+            "cannot read worker request `{}`: {e}",
+            request_path.display()
+        ))
+    })?;
+    let request: WorkerRequest = serde_json::from_str(&text)
+        .map_err(|e| WorkerError(format!("malformed worker request: {e}")))?;
+    if request.wire_version != WIRE_VERSION {
+        return Err(WorkerError(format!(
+            "worker speaks wire version {WIRE_VERSION}, host sent {} (hint: rebuild apex-host)",
+            request.wire_version
+        )));
+    }
+    let mut reply = WorkerReply {
+        wire_version: WIRE_VERSION,
+        ..WorkerReply::default()
+    };
+    if let Err(e) = measure_case(&request, &mut reply) {
+        reply.error = Some(e.0);
+    }
+    crate::report::write_json_atomic(reply_path, &reply).map_err(|e| WorkerError(e.to_string()))
+}
+
+fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), WorkerError> {
+    let backend = Backend::parse(&request.backend)
+        .ok_or_else(|| WorkerError(format!("unknown backend `{}`", request.backend)))?;
+    let precision = Precision::parse(&request.precision)
+        .ok_or_else(|| WorkerError(format!("unknown precision `{}`", request.precision)))?;
+    let opened = open_kernel(&request.library, &request.kernel).map_err(WorkerError)?;
+    reply.loaded_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
+    let tolerance = tolerance_from(&request.tolerance);
+    match backend {
+        Backend::Cpu => {
+            let setup = SetupRequest {
+                params: plugin_params(&request.params),
+                backend,
+                precision,
+                seed: request.seed,
+                cuda: ROption::RNone,
+            };
+            let mut instance = setup_instance(&opened.kernel, &setup)?;
+            reply.ready_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
+            reply.work = Some(work_block(&instance)?);
+            let sampled = sample(&mut CpuTimer, &mut Call(&mut instance), &request.settings)
+                .map_err(|e| WorkerError(format!("run failed: {e}")))?;
+            reply.modes.push(raw_mode(sampled));
+            reply.accuracy = Some(check_accuracy(
+                &mut instance,
+                request.seed,
+                &tolerance,
+                || Ok(()),
+            )?);
+            reply.peak_rss_mb = peak_rss_mb();
+            Ok(())
+        }
+        Backend::Cuda => super::cuda_case::measure(request, &opened, precision, &tolerance, reply),
+        Backend::Trt => Err(WorkerError(
+            "the trt backend is run by the trt_engine plugin's own CUDA path".into(),
+        )),
+    }
+}
+
+/// Turns the FFI instance into a [`Workload`].
+pub struct Call<'a>(pub &'a mut FfiInstanceBox);
+
+impl Workload for Call<'_> {
+    fn call(&mut self) -> Result<(), MeasureError> {
+        match self.0.run() {
+            RResult::ROk(()) => Ok(()),
+            RResult::RErr(e) => Err(MeasureError::Plugin(e.message.to_string())),
+        }
+    }
+}
+
+/// Sets up one instance; an error is phrased as `setup failed: ...`.
+pub fn setup_instance(
+    kernel: &apex_plugin_api::ffi::FfiKernelBox,
+    setup: &SetupRequest,
+) -> Result<FfiInstanceBox, WorkerError> {
+    match kernel.setup(setup) {
+        RResult::ROk(i) => Ok(i),
+        RResult::RErr(e) => Err(WorkerError(format!("setup failed: {}", e.message))),
+    }
+}
+
+/// The declared work of the instance.
+pub fn work_block(instance: &FfiInstanceBox) -> Result<WorkBlock, WorkerError> {
+    match instance.work() {
+        RResult::ROk(w) => Ok(WorkBlock {
+            bytes_read: w.bytes_read,
+            bytes_written: w.bytes_written,
+            flops: w.flops,
+            items: w.items,
+            unit: unit_name(w.unit).into(),
+        }),
+        RResult::RErr(e) => Err(WorkerError(format!("work() failed: {}", e.message))),
+    }
+}
+
+fn unit_name(u: WorkUnit) -> &'static str {
+    u.as_str()
+}
+
+/// The accuracy protocol: fresh inputs from a new seed, poisoned outputs, one call, `sync`, then
+/// the kernel's comparison with its higher-precision reference, re-checked here.
+pub fn check_accuracy(
+    instance: &mut FfiInstanceBox,
+    seed: u64,
+    tolerance: &Tolerance,
+    sync: impl FnOnce() -> Result<(), WorkerError>,
+) -> Result<AccuracyBlock, WorkerError> {
+    if let RResult::RErr(e) = instance.prepare_check(seed ^ CHECK_SEED_SALT) {
+        return Err(WorkerError(format!("prepare_check failed: {}", e.message)));
+    }
+    if let RResult::RErr(e) = instance.run() {
+        return Err(WorkerError(format!(
+            "run failed during the accuracy check: {}",
+            e.message
+        )));
+    }
+    sync()?;
+    let acc = match instance.verify(tolerance) {
+        RResult::ROk(a) => a,
+        RResult::RErr(e) => return Err(WorkerError(format!("verify failed: {}", e.message))),
+    };
+    Ok(AccuracyBlock {
+        passed: acc.within(tolerance),
+        elements: acc.elements,
+        rmse: acc.rmse,
+        max_abs_error: acc.max_abs_error,
+        max_rel_error: acc.max_rel_error,
+        mismatch_ratio: acc.mismatch_ratio,
+        non_finite: acc.non_finite,
+        tolerance: crate::model::tolerance_map(tolerance),
+    })
+}
+
+pub fn raw_mode(s: Sampled) -> RawMode {
+    RawMode {
+        mode: s.mode.into(),
+        calls_per_sample: s.calls_per_sample,
+        graph: s.graph,
+        per_call_ms: s.per_call_s.iter().map(|t| t * 1e3).collect(),
+        warmup_calls: s.warmup_calls,
+        stopped_by: s.stopped_by.into(),
+        elapsed_s: s.elapsed_s,
+    }
+}
+
+/// Case parameters as the plugin API's typed values.
+pub fn plugin_params(params: &crate::model::ParamMap) -> Params {
+    let mut out = Params::default();
+    for (name, v) in params {
+        let value = match v {
+            serde_json::Value::Bool(b) => ParamValue::Bool(*b),
+            serde_json::Value::Number(n) if n.is_i64() => {
+                ParamValue::Int(n.as_i64().unwrap_or_default())
+            }
+            serde_json::Value::Number(n) => ParamValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+            serde_json::Value::String(s) => ParamValue::Str(s.as_str().into()),
+            other => ParamValue::Str(other.to_string().as_str().into()),
+        };
+        out.push(name, value);
+    }
+    out
+}
+
+pub fn tolerance_from(map: &std::collections::BTreeMap<String, f64>) -> Tolerance {
+    let get = |k: &str| map.get(k).copied().unwrap_or(0.0);
+    Tolerance {
+        atol: get("atol"),
+        rtol: get("rtol"),
+        rmse: get("rmse"),
+        max_mismatch_ratio: get("max_mismatch_ratio"),
+    }
+}
+
+/// Peak resident set size of this process in MiB (`getrusage`, Linux reports KiB).
+pub fn peak_rss_mb() -> Option<f64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a plain struct into the pointer it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    // SAFETY: rc == 0 means the struct was filled.
+    (rc == 0).then(|| unsafe { usage.assume_init() }.ru_maxrss as f64 / 1024.0)
+}
+
+/// Asks the kernel to kill this worker when the host dies, so a host killed with SIGKILL leaves
+/// no orphan measuring on a shared machine.
+fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    }
+}

@@ -1,0 +1,100 @@
+//! [`build`]: config × registry × CLI × machine facts → [`Plan`].
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::config::{CliOverrides, ConfigErrors, ResolvedCase, SuiteConfig};
+use crate::discovery::Registry;
+use crate::facts::Facts;
+use crate::model::{CaseKey, KernelInfo};
+use crate::skip::{self, CaseContext};
+
+/// One case of the plan.
+#[derive(Debug, Clone)]
+pub struct PlannedCase {
+    pub key: CaseKey,
+    pub kernel: KernelInfo,
+    pub resolved: ResolvedCase,
+    /// Why the case will not run, when it will not.
+    pub skip: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub cases: Vec<PlannedCase>,
+}
+
+impl Plan {
+    pub fn to_run(&self) -> usize {
+        self.cases.iter().filter(|c| c.skip.is_none()).count()
+    }
+}
+
+/// `--filter GLOB` (repeatable): a case is kept when any glob matches its kernel id or its full
+/// case id (`kernel/backend/precision/params`).
+#[derive(Debug, Clone, Default)]
+pub struct Filter(Option<GlobSet>);
+
+impl Filter {
+    pub fn new(globs: &[String]) -> Result<Filter, globset::Error> {
+        if globs.is_empty() {
+            return Ok(Filter(None));
+        }
+        let mut b = GlobSetBuilder::new();
+        for g in globs {
+            b.add(Glob::new(g)?);
+        }
+        Ok(Filter(Some(b.build()?)))
+    }
+
+    fn keeps(&self, key: &CaseKey) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|set| set.is_match(&key.kernel) || set.is_match(key.id()))
+    }
+}
+
+/// Expands every loaded kernel into cases. A config error anywhere stops planning (nothing runs).
+pub fn build(
+    registry: &Registry,
+    config: &SuiteConfig,
+    cli: &CliOverrides,
+    filter: &Filter,
+    facts: &Facts,
+) -> Result<Plan, ConfigErrors> {
+    let mut plan = Plan::default();
+    let mut errors = ConfigErrors::default();
+    for kernel in registry.kernels() {
+        let cases = match config.expand(kernel, cli) {
+            Ok(c) => c,
+            Err(e) => {
+                errors.extend(e);
+                continue;
+            }
+        };
+        for resolved in cases {
+            let key = CaseKey::new(
+                &kernel.id,
+                resolved.backend.as_str(),
+                resolved.precision.as_str(),
+                &resolved.params,
+            );
+            if !filter.keeps(&key) {
+                continue;
+            }
+            let ctx = CaseContext {
+                backend: resolved.backend,
+                precision: resolved.precision,
+                params: resolved.params.clone(),
+            };
+            let skip = skip::implicit_reason(resolved.backend, facts)
+                .or_else(|| skip::evaluate(&resolved.skip, facts, &ctx));
+            plan.cases.push(PlannedCase {
+                key,
+                kernel: kernel.clone(),
+                resolved,
+                skip,
+            });
+        }
+    }
+    errors.into_result(plan)
+}
