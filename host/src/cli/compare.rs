@@ -1,0 +1,205 @@
+//! `apex-host compare CURRENT BASELINE`: gates a finished run's `summary.json` against a baseline
+//! (a file, another run's summary, or `--compare-to REF`), writes `compare_summary.json`,
+//! `trend.json` and `regressions.md`, optionally appends the run to a history folder, and exits
+//! 2 when the gate fails.
+
+use std::path::{Path, PathBuf};
+
+use super::exit_codes::ApexExitCode;
+use crate::compare::{
+    self, Baseline, CompareError, Comparison, DEFAULT_PRACTICAL_THRESHOLD, GateOptions,
+    check_lines, compare_summary_json, trend_json,
+};
+use crate::model::RunSummary;
+use crate::report::write_json_atomic;
+
+/// Default baseline path inside the repository for `--compare-to`.
+pub const DEFAULT_BASELINE_PATH: &str = "baselines/cpu.json";
+/// The trend across the history folder, written beside the compare outputs with `--history`.
+pub const HISTORY_TREND_FILE: &str = "history_trend.md";
+
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Compare options")]
+pub struct CompareArgs {
+    /// The current run's summary.json.
+    #[arg(value_name = "CURRENT")]
+    pub current: PathBuf,
+
+    /// A baseline file (baselines/*.json), or another run's summary.json: with raw samples
+    /// (`run --save-samples`) on both sides the verdicts use both runs' samples.
+    #[arg(value_name = "BASELINE", required_unless_present = "compare_to")]
+    pub baseline: Option<PathBuf>,
+
+    /// Read the baseline as committed at this git ref (`git show REF:PATH`) instead of BASELINE.
+    #[arg(long, value_name = "REF", conflicts_with = "baseline")]
+    pub compare_to: Option<String>,
+
+    /// The baseline's path inside the repository, for --compare-to.
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_BASELINE_PATH)]
+    pub baseline_path: String,
+
+    /// A run summary.json saved with --save-samples, used as the reference for two-sample
+    /// verdicts when BASELINE is a baseline file.
+    #[arg(long, value_name = "FILE")]
+    pub reference_run: Option<PathBuf>,
+
+    /// Where to write compare_summary.json, trend.json and regressions.md [default: CURRENT's folder].
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Also write the compare summary here (the seeds' `--summary`).
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+
+    /// Also write the trend artifact here (the seeds' `--trend-output`).
+    #[arg(long, value_name = "FILE")]
+    pub trend_output: Option<PathBuf>,
+
+    /// Append the current run to this history folder and render the trend across runs.
+    #[arg(long, value_name = "DIR", env = "APEX_HISTORY_DIR")]
+    pub history: Option<PathBuf>,
+
+    /// Smallest relative change reported as a regression or an improvement.
+    #[arg(long, value_name = "RATIO", default_value_t = DEFAULT_PRACTICAL_THRESHOLD)]
+    pub threshold: f64,
+
+    /// Also fail on a noise-aware `regress` verdict inside the baseline's tolerance.
+    #[arg(long)]
+    pub fail_on_regress: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompareCliError {
+    #[error(transparent)]
+    Compare(#[from] CompareError),
+    #[error("`--threshold {0}` is not a ratio in [0, 1)\n(hint: 0.05 means 5 %)")]
+    Threshold(f64),
+}
+
+impl CompareCliError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Compare(CompareError::Write(_) | CompareError::History { .. }) => {
+                ApexExitCode::INTERNAL
+            }
+            _ => ApexExitCode::CONFIG_ERROR,
+        }
+    }
+}
+
+/// Reads a run's `summary.json`.
+pub fn load_run(path: &Path) -> Result<RunSummary, CompareError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CompareError::Read {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    serde_json::from_str(&text).map_err(|source| CompareError::Parse {
+        path: path.to_path_buf(),
+        line: source.line(),
+        column: source.column(),
+        hint: "CURRENT must be the summary.json written by `apex-host run`",
+        source,
+    })
+}
+
+/// Runs the comparison and writes its files; returns [`ApexExitCode::GATE_FAILED`] on failure.
+pub fn exec(args: &CompareArgs) -> Result<i32, CompareCliError> {
+    if !(0.0..1.0).contains(&args.threshold) {
+        return Err(CompareCliError::Threshold(args.threshold));
+    }
+    let current = load_run(&args.current)?;
+    let mut baseline = match (&args.baseline, &args.compare_to) {
+        (Some(path), _) => Baseline::load(path)?,
+        (None, Some(git_ref)) => {
+            compare::git::baseline_from_ref(Path::new("."), git_ref, &args.baseline_path)?
+        }
+        (None, None) => unreachable!("clap requires BASELINE unless --compare-to is given"),
+    };
+    if let Some(reference) = &args.reference_run {
+        baseline = baseline.with_reference(load_run(reference)?);
+    }
+    let opts = GateOptions {
+        practical_threshold: args.threshold,
+        fail_on_regress: args.fail_on_regress,
+        ..GateOptions::default()
+    };
+    let cmp = compare::gate(&current, &baseline, &opts);
+    let out_dir = args
+        .output_dir
+        .clone()
+        .or_else(|| args.current.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut written = compare::write_outputs(&cmp, &out_dir)?;
+    if let Some(p) = &args.summary {
+        write_json_atomic(p, &compare_summary_json(&cmp)).map_err(CompareError::from)?;
+        written.push(p.clone());
+    }
+    if let Some(p) = &args.trend_output {
+        write_json_atomic(p, &trend_json(&cmp)).map_err(CompareError::from)?;
+        written.push(p.clone());
+    }
+    if let Some(dir) = &args.history {
+        written.push(compare::history::append(dir, &current)?);
+        let md = compare::history::render_trend_markdown(dir)?;
+        let p = out_dir.join(HISTORY_TREND_FILE);
+        crate::report::write_atomic(&p, md.as_bytes()).map_err(CompareError::from)?;
+        written.push(p);
+    }
+    show(&cmp, &written);
+    Ok(cmp.exit_code())
+}
+
+/// [`exec`], with any error printed to stderr and mapped to its exit code.
+pub fn exec_to_code(args: &CompareArgs) -> i32 {
+    match exec(args) {
+        Ok(code) => code,
+        Err(e) => {
+            print_error(&e);
+            e.exit_code()
+        }
+    }
+}
+
+#[expect(
+    clippy::print_stdout,
+    reason = "compare prints one line per check and its verdict"
+)]
+fn show(cmp: &Comparison, written: &[PathBuf]) {
+    for line in check_lines(cmp) {
+        println!("{line}");
+    }
+    let c = cmp.counts();
+    println!(
+        "gate: {} ({} checks: {} passed, {} over limit, {} missing, {} case not ok, {} failed accuracy; verdicts: {} regress, {} improve, {} inconclusive)",
+        cmp.overall_status(),
+        c.total,
+        c.passed,
+        c.over_limit,
+        c.missing,
+        c.case_not_ok,
+        c.failed_accuracy,
+        c.verdict_regress,
+        c.verdict_improve,
+        c.verdict_inconclusive
+    );
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+}
+
+#[expect(clippy::print_stderr, reason = "the command reports its own failure")]
+fn print_error(e: &CompareCliError) {
+    eprintln!("apex-host compare: {e}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::GateExitCode;
+
+    #[test]
+    fn gate_exit_code_is_the_apps() {
+        assert_eq!(GateExitCode::GATE_FAILED, ApexExitCode::GATE_FAILED);
+        assert_eq!(GateExitCode::PASS, ApexExitCode::OK);
+    }
+}

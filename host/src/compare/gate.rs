@@ -1,0 +1,178 @@
+//! [`gate`]: applies the seed rule and the noise-aware verdicts to every baselined metric, checks
+//! statuses and accuracy, and returns a [`Comparison`]. Pure: no I/O, no clock.
+
+use std::collections::BTreeSet;
+
+use super::comparison::{Check, CheckStatus, Comparison, STATUS_METRIC};
+use super::lookup::{Current, MetricValue, lookup, split_metric};
+use super::rule::{exceeds, regression_ratio};
+use super::verdict::{VerdictReport, interval_verdict, point_verdict, two_sample_verdict};
+use super::{Baseline, BaselineMetric, GateOptions};
+use crate::model::{CaseResult, CaseStatus, RunSummary};
+use crate::stats::{Sample, bootstrap::quantile_ci};
+
+/// Gates `summary` against `baseline`.
+///
+/// - A `__status__` check comes first when the baseline has a `required_status` the run's
+///   status does not equal.
+/// - Every baseline metric gets a check: `pass`/`fail` by the rule `current > value * (1 +
+///   ratio) + abs` (equality passes), `missing` when the run lacks it, `case_not_ok` when its
+///   case was skipped or failed, `failed_accuracy` when its case's output was wrong.
+/// - A case of the run that `failed` or `failed_accuracy` and that no metric covers gets a
+///   `<case id>/__status__` check, so a crash never passes the gate unnoticed.
+pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Comparison {
+    let mut checks = Vec::new();
+    if let Some(required) = &baseline.required_status
+        && summary.status != *required
+    {
+        let mut c = Check::empty(STATUS_METRIC.into(), CheckStatus::StatusMismatch);
+        c.expected = Some(required.clone());
+        c.current = Some(summary.status.clone());
+        c.reason = Some(format!(
+            "run status is `{}`, the baseline requires `{required}`",
+            summary.status
+        ));
+        checks.push(c);
+    }
+    let mut covered = BTreeSet::new();
+    let mut metric_checks: Vec<Check> = baseline
+        .metrics
+        .iter()
+        .map(|(metric, bm)| {
+            if let Some((case_id, _)) = split_metric(metric) {
+                covered.insert(case_id.to_string());
+            }
+            metric_check(summary, baseline, metric, bm, opts)
+        })
+        .collect();
+    for (id, case) in &summary.benchmarks {
+        if covered.contains(id)
+            || !matches!(case.status, CaseStatus::Failed | CaseStatus::FailedAccuracy)
+        {
+            continue;
+        }
+        metric_checks.push(not_ok_check(format!("{id}/{STATUS_METRIC}"), case));
+    }
+    metric_checks.sort_by(|a, b| a.metric.cmp(&b.metric));
+    checks.extend(metric_checks);
+    let unbaselined_cases = summary
+        .benchmarks
+        .iter()
+        .filter(|(id, c)| c.status == CaseStatus::Ok && !covered.contains(*id))
+        .map(|(id, _)| id.clone())
+        .collect();
+    Comparison {
+        suite: summary.suite.clone(),
+        baseline_suite: baseline.suite.clone(),
+        baseline_notes: baseline.baseline_notes.clone(),
+        timestamp_utc: summary.timestamp_utc.clone(),
+        required_status: baseline.required_status.clone(),
+        current_status: summary.status.clone(),
+        checks,
+        unbaselined_cases,
+        options: *opts,
+    }
+}
+
+fn metric_check(
+    summary: &RunSummary,
+    baseline: &Baseline,
+    metric: &str,
+    bm: &BaselineMetric,
+    opts: &GateOptions,
+) -> Check {
+    let allowed = bm.allowed_max_ms();
+    let with_limits = |mut c: Check| {
+        c.baseline_ms = Some(bm.value_ms);
+        c.allowed_max_ms = Some(allowed);
+        c
+    };
+    match lookup(summary, metric) {
+        Current::NoCase { case_id } => {
+            let mut c = with_limits(Check::empty(metric.into(), CheckStatus::Missing));
+            c.reason = Some(format!(
+                "case `{case_id}` is not in the run (hint: was it filtered out, or renamed?)"
+            ));
+            c
+        }
+        Current::NoMetric { detail } => {
+            let mut c = with_limits(Check::empty(metric.into(), CheckStatus::Missing));
+            c.reason = Some(detail);
+            c
+        }
+        Current::NotOk(case) => with_limits(not_ok_check(metric.into(), case)),
+        Current::Value(v) => {
+            let status = if exceeds(v.ms, allowed) {
+                CheckStatus::Fail
+            } else {
+                CheckStatus::Pass
+            };
+            let mut c = with_limits(Check::empty(metric.into(), status));
+            c.current_ms = Some(v.ms);
+            c.regression_ratio = regression_ratio(v.ms, bm.value_ms);
+            c.verdict = Some(verdict_for(baseline, metric, bm, allowed, &v, opts));
+            if status == CheckStatus::Fail {
+                c.reason = Some(format!("{:.4} ms > allowed max {allowed:.4} ms", v.ms));
+            }
+            c
+        }
+    }
+}
+
+fn not_ok_check(metric: String, case: &CaseResult) -> Check {
+    let accuracy = case.status == CaseStatus::FailedAccuracy
+        || case.accuracy.as_ref().is_some_and(|a| !a.passed);
+    let mut c = Check::empty(
+        metric,
+        if accuracy {
+            CheckStatus::FailedAccuracy
+        } else {
+            CheckStatus::CaseNotOk
+        },
+    );
+    let mut reason = format!("case status `{}`", case.status.as_str());
+    if let Some(r) = &case.reason {
+        reason.push_str(&format!(": {r}"));
+    }
+    if let Some(a) = case.accuracy.as_ref().filter(|a| !a.passed) {
+        reason.push_str(&format!(
+            " (rmse {:.3e}, max_abs_error {:.3e}, max_rel_error {:.3e}, mismatch_ratio {:.3e}, non_finite {})",
+            a.rmse, a.max_abs_error, a.max_rel_error, a.mismatch_ratio, a.non_finite
+        ));
+    }
+    c.reason = Some(reason);
+    c
+}
+
+/// The strongest evidence available: two samples, then the current interval, then the point.
+fn verdict_for(
+    baseline: &Baseline,
+    metric: &str,
+    bm: &BaselineMetric,
+    allowed: f64,
+    v: &MetricValue<'_>,
+    opts: &GateOptions,
+) -> VerdictReport {
+    let current = v.samples.and_then(|s| Sample::new(s).ok());
+    if let (Some(q), Some(cur)) = (v.quantile, current.as_ref())
+        && let Some(reference) = baseline.reference.as_deref()
+        && let Current::Value(base_v) = lookup(reference, metric)
+        && let Some(base) = base_v.samples.and_then(|s| Sample::new(s).ok())
+        && let Some(report) = two_sample_verdict(&base, cur, q, opts)
+    {
+        return report;
+    }
+    let ci = match (v.quantile, current.as_ref()) {
+        (Some(q), Some(cur)) => Some(quantile_ci(cur, q, &opts.bootstrap)),
+        (Some(0.5), None) => v.stats.map(|s| crate::stats::ConfidenceInterval {
+            low: s.median_ci_low_ms,
+            high: s.median_ci_high_ms,
+            confidence_level: s.ci_level,
+        }),
+        _ => None,
+    };
+    match ci {
+        Some(ci) => interval_verdict(&ci, bm.value_ms, allowed, opts),
+        None => point_verdict(v.ms, bm.value_ms, allowed, opts),
+    }
+}
