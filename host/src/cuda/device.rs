@@ -154,8 +154,14 @@ impl Device {
                     .map_err(|e| e.to_string())
             })
             .clone()
-            .map_err(|e| {
-                CudaError::Unsupported(format!("the built-in kernels are unavailable: {e}"))
+            .map_err(|e| match e.strip_prefix("nvrtc_unavailable: ") {
+                // Keep the kind: without NVRTC the GPU is not usable for apex-host at all.
+                Some(reason) => CudaError::NvrtcUnavailable {
+                    reason: reason.lines().next().unwrap_or(reason).to_string(),
+                },
+                None => {
+                    CudaError::Unsupported(format!("the built-in kernels are unavailable: {e}"))
+                }
             })
     }
 }

@@ -21,6 +21,8 @@ mod device;
 mod error;
 mod events;
 mod flush;
+#[cfg(test)]
+mod gpu_tests;
 mod graph;
 pub mod guard;
 mod info;
