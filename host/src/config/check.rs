@@ -79,7 +79,7 @@ impl SuiteConfig {
             };
             for p in &e.problem_size {
                 if !declares(&p.name) {
-                    unknown(&p.name, &p.loc, p.path.clone());
+                    unknown(&p.name, &p.key_loc, p.path.clone());
                 }
             }
             for x in &e.exclude {

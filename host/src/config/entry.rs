@@ -39,6 +39,8 @@ pub(crate) struct ParamSetting {
     pub is_list: bool,
     /// Position of the value (the list or the scalar).
     pub loc: Loc,
+    /// Position of the parameter's name.
+    pub key_loc: Loc,
     pub path: String,
 }
 
@@ -94,12 +96,7 @@ fn parse_entry(r: &mut Reader<'_>, node: &Node, path: &str) -> Option<Entry> {
     let hint = "an entry is a mapping such as `kernel: tile_ops.*` plus the keys to set";
     let here = |k: &str| join(path, k);
     let errors_before = r.errors.len();
-    let pairs = r.map(
-        node,
-        if path.is_empty() { "<document>" } else { path },
-        Some(&ENTRY_KEYS),
-        hint,
-    )?;
+    let pairs = r.map(node, path, Some(&ENTRY_KEYS), hint)?;
     // A key with no value (`protocol:` with every line commented out) counts as not set.
     let get = |k: &str| {
         pairs
@@ -226,7 +223,7 @@ fn parse_problem_size(r: &mut Reader<'_>, node: &Node, path: &str) -> Vec<ParamS
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (name, _, v) in pairs {
+    for (name, k, v) in pairs {
         let p = join(path, &name);
         let (items, is_list) = Reader::items(v);
         if is_list && items.is_empty() {
@@ -261,6 +258,7 @@ fn parse_problem_size(r: &mut Reader<'_>, node: &Node, path: &str) -> Vec<ParamS
                 values,
                 is_list,
                 loc: r.loc(v),
+                key_loc: r.loc(k),
                 path: p,
             });
         }

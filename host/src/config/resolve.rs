@@ -70,7 +70,9 @@ impl SuiteConfig {
             "backends",
             kernel,
             &kernel.backends,
-            entries.iter().map(|e| (e.backends.as_ref(), e.exact)),
+            entries
+                .iter()
+                .map(|e| (e.backends.as_ref(), e.exact, e.path.as_str())),
             cli.backends.as_deref().map(|b| (b, "--backends")),
             Backend::as_str,
             &mut errors,
@@ -81,7 +83,9 @@ impl SuiteConfig {
             "precisions",
             kernel,
             &kernel.precisions,
-            entries.iter().map(|e| (e.precisions.as_ref(), e.exact)),
+            entries
+                .iter()
+                .map(|e| (e.precisions.as_ref(), e.exact, e.path.as_str())),
             cli.precisions.as_deref().map(|p| (p, "--precision")),
             Precision::as_str,
             &mut errors,
@@ -297,6 +301,7 @@ fn resolve_params(
             values,
             is_list,
             loc,
+            key_loc,
             path,
         } in &e.problem_size
         {
@@ -306,17 +311,21 @@ fn resolve_params(
                         "parameter",
                         name,
                         kernel,
-                        loc.clone(),
+                        key_loc.clone(),
                         path.clone(),
-                        super::suggest::hint_for(
-                            name,
-                            &kernel
-                                .params
-                                .iter()
-                                .map(|p| p.name.as_str())
-                                .collect::<Vec<_>>(),
-                            &declared_params(kernel),
-                        ),
+                        if kernel.params.is_empty() {
+                            declared_params(kernel)
+                        } else {
+                            super::suggest::hint_for(
+                                name,
+                                &kernel
+                                    .params
+                                    .iter()
+                                    .map(|p| p.name.as_str())
+                                    .collect::<Vec<_>>(),
+                                &format!("parameters of `{}`", kernel.id),
+                            )
+                        },
                     ));
                 }
                 continue;
@@ -501,7 +510,7 @@ fn choose<'a, T: Copy + PartialEq + 'a>(
     key: &'static str,
     kernel: &KernelInfo,
     declared: &[T],
-    configured: impl Iterator<Item = (Option<&'a Located<Vec<Located<T>>>>, bool)>,
+    configured: impl Iterator<Item = (Option<&'a Located<Vec<Located<T>>>>, bool, &'a str)>,
     cli: Option<(&[T], &'static str)>,
     name: fn(T) -> &'static str,
     errors: &mut ConfigErrors,
@@ -516,18 +525,23 @@ fn choose<'a, T: Copy + PartialEq + 'a>(
     let mut chosen: Vec<T> = declared.to_vec();
     let mut source = Source::KernelDefault;
     let mut asked = render(declared);
-    for (list, exact) in configured {
+    for (list, exact, entry_path) in configured {
         let Some(list) = list else { continue };
         let values: Vec<T> = list.value.iter().map(|l| l.value).collect();
         if exact {
-            for item in &list.value {
+            for (i, item) in list.value.iter().enumerate() {
                 if !declared.contains(&item.value) {
+                    let at = if entry_path.is_empty() {
+                        format!("{key}[{i}]")
+                    } else {
+                        format!("{entry_path}.{key}[{i}]")
+                    };
                     errors.push(not_declared(
                         what,
                         name(item.value),
                         kernel,
                         item.loc.clone(),
-                        key.to_string(),
+                        at,
                         format!("{key} of `{}`: {}", kernel.id, render(declared)),
                     ));
                 }

@@ -11,12 +11,23 @@ pub(crate) fn hint_for(word: &str, candidates: &[&str], what: &str) -> String {
 
 fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
-    candidates
+    let close = candidates
         .iter()
         .map(|c| (distance(&lower, &c.to_ascii_lowercase()), *c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 4))
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+        .map(|(_, c)| c);
+    // A truncated name (`tile` for `tile_size`) is far in edit distance but obvious to a reader.
+    close.or_else(|| {
+        let mut prefixed = candidates.iter().filter(|c| {
+            let c = c.to_ascii_lowercase();
+            lower.len() >= 3 && (c.starts_with(&lower) || lower.starts_with(&c))
+        });
+        match (prefixed.next(), prefixed.next()) {
+            (Some(c), None) => Some(*c),
+            _ => None,
+        }
+    })
 }
 
 /// Levenshtein distance over characters.
@@ -45,6 +56,7 @@ mod tests {
             hint_for("precision", &keys, "known keys").starts_with("did you mean `precisions`?")
         );
         assert!(hint_for("problem-size", &keys, "known keys").contains("`problem_size`"));
+        assert!(hint_for("problem", &keys, "known keys").contains("`problem_size`"));
         assert_eq!(
             hint_for("zzz", &keys, "known keys"),
             "known keys: precisions, backends, problem_size"
