@@ -24,3 +24,6 @@ pub use replay::{
     ArtifactHash, REPLAY_MANIFEST_FILE, ReplayManifest, ReplayMismatch, build_replay_manifest,
     manifest_hash, read_replay_manifest, verify_replay_manifest,
 };
+
+#[cfg(test)]
+mod tests;
