@@ -110,9 +110,11 @@ pub fn exec(args: &CompareArgs) -> Result<i32, CompareCliError> {
     let current = load_run(&args.current)?;
     let mut baseline = match (&args.baseline, &args.compare_to) {
         (Some(path), _) => Baseline::load(path)?,
-        (None, Some(git_ref)) => {
-            compare::git::baseline_from_ref(Path::new("."), git_ref, &args.baseline_path)?
-        }
+        (None, Some(git_ref)) => compare::git::baseline_from_ref(
+            Path::new("."),
+            git_ref,
+            Path::new(&args.baseline_path),
+        )?,
         (None, None) => unreachable!("clap requires BASELINE unless --compare-to is given"),
     };
     if let Some(reference) = &args.reference_run {

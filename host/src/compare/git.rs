@@ -13,7 +13,7 @@ use super::{Baseline, CompareError};
 pub fn baseline_from_ref(
     repo_root: &Path,
     git_ref: &str,
-    path: &str,
+    path: &Path,
 ) -> Result<Baseline, CompareError> {
     let git = |args: &[&str]| {
         Command::new("git")
@@ -37,6 +37,9 @@ pub fn baseline_from_ref(
             git_ref: git_ref.into(),
         });
     }
+    // Git pathspecs use forward slashes; `./` would make the path relative to the current
+    // folder instead of the repository root.
+    let path = path.to_string_lossy().replace('\\', "/");
     let rel = path.trim_start_matches("./");
     let spec = format!("{git_ref}:{rel}");
     let out = git(&["show", &spec])?;
@@ -92,15 +95,16 @@ mod tests {
         // A later working-tree edit must not leak into the ref's version.
         std::fs::write(root.join("baselines/cpu.json"), "not json").unwrap();
 
-        let b = baseline_from_ref(root, "v1", "./baselines/cpu.json").unwrap();
+        let b = baseline_from_ref(root, "v1", Path::new("./baselines/cpu.json")).unwrap();
         assert_eq!(b.baseline_notes, "v1");
         assert_eq!(b.metrics["k/cpu/fp32/-/p50_ms"].value_ms, 1.5);
 
-        let err = baseline_from_ref(root, "no-such-ref", "baselines/cpu.json").unwrap_err();
+        let err =
+            baseline_from_ref(root, "no-such-ref", Path::new("baselines/cpu.json")).unwrap_err();
         assert!(matches!(err, CompareError::GitRefMissing { .. }), "{err}");
         assert!(err.to_string().contains("no-such-ref") && err.to_string().contains("hint:"));
 
-        let err = baseline_from_ref(root, "v1", "baselines/gpu.json").unwrap_err();
+        let err = baseline_from_ref(root, "v1", Path::new("baselines/gpu.json")).unwrap_err();
         assert!(matches!(err, CompareError::GitPathMissing { .. }), "{err}");
         assert!(err.to_string().contains("baselines/gpu.json"));
     }
