@@ -69,6 +69,8 @@ pub(crate) struct Entry {
     pub skip: Vec<ConfiguredRule>,
     /// Key path prefix of this entry in its file: empty for a one-entry file, `[2]` in a list.
     pub path: String,
+    /// Index of the file in `SuiteConfig::files` (entries of one file form one layer).
+    pub file_index: usize,
 }
 
 /// Splits a document into entries and validates each; errors go to `r`.
@@ -214,6 +216,7 @@ fn parse_entry(r: &mut Reader<'_>, node: &Node, path: &str) -> Option<Entry> {
         protocol,
         skip,
         path: path.to_string(),
+        file_index: 0,
     })
 }
 

@@ -51,69 +51,152 @@ impl SuiteConfig {
             .filter(move |e| e.matcher.is_match(kernel_id))
     }
 
-    /// Every case of `kernel`: backend × precision × parameter sweep, minus exclusions.
+    /// Every case of `kernel`: for each sweep block (see [`SuiteConfig::blocks`]), backend ×
+    /// precision × parameter sweep minus exclusions; the union over blocks, a case produced by
+    /// two blocks kept once (the first).
     pub fn expand(
         &self,
         kernel: &KernelInfo,
         cli: &CliOverrides,
     ) -> Result<Vec<ResolvedCase>, ConfigErrors> {
-        let entries: Vec<&Entry> = self.matching(&kernel.id).collect();
         let mut errors = ConfigErrors::default();
-        let mut prov = Vec::new();
-
-        let (axes, param_prov) = resolve_params(kernel, &entries, &mut errors);
-        prov.extend(param_prov);
-        let zip = resolve_zip(kernel, &entries, &axes, &mut errors, &mut prov);
-        let exclusions = resolve_exclusions(kernel, &entries, &mut errors, &mut prov);
-        let backends = choose(
-            "backend",
-            "backends",
-            kernel,
-            &kernel.backends,
-            entries
-                .iter()
-                .map(|e| (e.backends.as_ref(), e.exact, e.path.as_str())),
-            cli.backends.as_deref().map(|b| (b, "--backends")),
-            Backend::as_str,
-            &mut errors,
-            &mut prov,
-        );
-        let precisions = choose(
-            "precision",
-            "precisions",
-            kernel,
-            &kernel.precisions,
-            entries
-                .iter()
-                .map(|e| (e.precisions.as_ref(), e.exact, e.path.as_str())),
-            cli.precisions.as_deref().map(|p| (p, "--precision")),
-            Precision::as_str,
-            &mut errors,
-            &mut prov,
-        );
-        let skip = resolve_skip(kernel, &entries, &mut errors, &mut prov);
-        let (protocol, protocol_prov) = resolve_protocol(&entries, cli);
-
-        let Some(n) = sweep::count(&axes, &zip)
-            .and_then(|n| n.checked_mul(backends.len()))
-            .and_then(|n| n.checked_mul(precisions.len()))
-            .filter(|n| *n <= MAX_CASES_PER_KERNEL)
-        else {
-            let at = entries
-                .iter()
-                .rev()
-                .flat_map(|e| e.problem_size.iter().filter(|p| p.is_list))
-                .next()
-                .map(|p| (p.loc.clone(), p.path.clone()));
-            let (loc, path) = at.unwrap_or_else(|| {
-                (
-                    entries
-                        .first()
-                        .map_or_else(|| kernel_loc(kernel), |e| e.kernel.loc.clone()),
-                    "problem_size".into(),
-                )
-            });
+        let blocks = self.blocks(&kernel.id);
+        if blocks.len() > MAX_CASES_PER_KERNEL {
+            let e = blocks[0]
+                .last()
+                .map_or_else(|| kernel_loc(kernel), |e| e.kernel.loc.clone());
             errors.push(ConfigError::new(
+                e,
+                "problem_size",
+                ConfigErrorKind::InvalidValue(format!(
+                    "the sweep blocks of `{}` combine into more than {MAX_CASES_PER_KERNEL} blocks",
+                    kernel.id
+                )),
+                "use fewer entries with `problem_size` per file",
+            ));
+            return Err(errors);
+        }
+        let mut cases: Vec<ResolvedCase> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for block in &blocks {
+            let budget = MAX_CASES_PER_KERNEL - cases.len().min(MAX_CASES_PER_KERNEL);
+            for case in expand_block(kernel, block, cli, budget, &mut errors) {
+                let key = (
+                    case.backend,
+                    case.precision,
+                    Value::Object(case.params.clone().into_iter().collect()).to_string(),
+                );
+                if seen.insert(key) {
+                    cases.push(case);
+                }
+            }
+        }
+        errors.into_result(cases)
+    }
+
+    /// The kernel's sweep blocks: each a list of matching entries in precedence order. Files are
+    /// applied in precedence order; inside one file, the entries that set `problem_size` are
+    /// alternatives (each starts its own block, so a plugin can list several sweeps), and the
+    /// other entries apply to every block. A file with at most one such entry overlays every
+    /// block, so later files override earlier ones key by key.
+    pub(crate) fn blocks<'a>(&'a self, kernel_id: &'a str) -> Vec<Vec<&'a Entry>> {
+        let matching: Vec<&Entry> = self.matching(kernel_id).collect();
+        let mut blocks: Vec<Vec<&Entry>> = vec![Vec::new()];
+        for file in matching.chunk_by(|a, b| a.file_index == b.file_index) {
+            let sweeps: Vec<usize> = (0..file.len())
+                .filter(|&i| !file[i].problem_size.is_empty())
+                .collect();
+            if sweeps.len() <= 1 {
+                for b in &mut blocks {
+                    b.extend(file.iter().copied());
+                }
+                continue;
+            }
+            let mut next = Vec::with_capacity(blocks.len() * sweeps.len());
+            for b in &blocks {
+                for &s in &sweeps {
+                    let mut nb = b.clone();
+                    nb.extend(
+                        file.iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i == s || !sweeps.contains(i))
+                            .map(|(_, e)| *e),
+                    );
+                    next.push(nb);
+                }
+            }
+            blocks = next;
+            if blocks.len() > MAX_CASES_PER_KERNEL {
+                break;
+            }
+        }
+        blocks
+    }
+}
+
+/// The cases of one block (at most `budget`; more is an error).
+fn expand_block(
+    kernel: &KernelInfo,
+    entries: &[&Entry],
+    cli: &CliOverrides,
+    budget: usize,
+    errors: &mut ConfigErrors,
+) -> Vec<ResolvedCase> {
+    let errors_before = errors.len();
+    let mut prov = Vec::new();
+    let (axes, param_prov) = resolve_params(kernel, entries, errors);
+    prov.extend(param_prov);
+    let zip = resolve_zip(kernel, entries, &axes, errors, &mut prov);
+    let exclusions = resolve_exclusions(kernel, entries, errors, &mut prov);
+    let backends = choose(
+        "backend",
+        "backends",
+        kernel,
+        &kernel.backends,
+        entries
+            .iter()
+            .map(|e| (e.backends.as_ref(), e.exact, e.path.as_str())),
+        cli.backends.as_deref().map(|b| (b, "--backends")),
+        Backend::as_str,
+        errors,
+        &mut prov,
+    );
+    let precisions = choose(
+        "precision",
+        "precisions",
+        kernel,
+        &kernel.precisions,
+        entries
+            .iter()
+            .map(|e| (e.precisions.as_ref(), e.exact, e.path.as_str())),
+        cli.precisions.as_deref().map(|p| (p, "--precision")),
+        Precision::as_str,
+        errors,
+        &mut prov,
+    );
+    let skip = resolve_skip(kernel, entries, errors, &mut prov);
+    let (protocol, protocol_prov) = resolve_protocol(entries, cli);
+
+    let Some(n) = sweep::count(&axes, &zip)
+        .and_then(|n| n.checked_mul(backends.len()))
+        .and_then(|n| n.checked_mul(precisions.len()))
+        .filter(|n| *n <= budget)
+    else {
+        let at = entries
+            .iter()
+            .rev()
+            .flat_map(|e| e.problem_size.iter().filter(|p| p.is_list))
+            .next()
+            .map(|p| (p.loc.clone(), p.path.clone()));
+        let (loc, path) = at.unwrap_or_else(|| {
+            (
+                entries
+                    .first()
+                    .map_or_else(|| kernel_loc(kernel), |e| e.kernel.loc.clone()),
+                "problem_size".into(),
+            )
+        });
+        errors.push(ConfigError::new(
                 loc,
                 path,
                 ConfigErrorKind::InvalidValue(format!(
@@ -122,44 +205,43 @@ impl SuiteConfig {
                 )),
                 "shorten the lists, vary axes together with `zip`, or remove combinations with `exclude`",
             ));
-            return Err(errors);
-        };
-        if !errors.is_empty() {
-            return Err(errors);
-        }
+        return Vec::new();
+    };
+    if errors.len() > errors_before {
+        return Vec::new();
+    }
 
-        let combos = sweep::combinations(&axes, &zip);
-        let mut cases = Vec::with_capacity(n);
-        for &backend in &backends {
-            for &precision in &precisions {
-                let tol_layers: Vec<&[tolerance::TolSetting]> =
-                    entries.iter().map(|e| e.tolerances.as_slice()).collect();
-                let (tol, tol_prov) =
-                    tolerance::apply(kernel.tolerance(precision), precision, &tol_layers);
-                for params in &combos {
-                    if exclusions
-                        .iter()
-                        .any(|x| x.matches(params, backend, precision))
-                    {
-                        continue;
-                    }
-                    let mut provenance = prov.clone();
-                    provenance.extend(tol_prov.iter().cloned());
-                    provenance.extend(protocol_prov.iter().cloned());
-                    cases.push(ResolvedCase {
-                        params: params.clone(),
-                        backend,
-                        precision,
-                        tolerance: tol,
-                        protocol,
-                        skip: skip.clone(),
-                        provenance,
-                    });
+    let combos = sweep::combinations(&axes, &zip);
+    let mut cases = Vec::with_capacity(n);
+    for &backend in &backends {
+        for &precision in &precisions {
+            let tol_layers: Vec<&[tolerance::TolSetting]> =
+                entries.iter().map(|e| e.tolerances.as_slice()).collect();
+            let (tol, tol_prov) =
+                tolerance::apply(kernel.tolerance(precision), precision, &tol_layers);
+            for params in &combos {
+                if exclusions
+                    .iter()
+                    .any(|x| x.matches(params, backend, precision))
+                {
+                    continue;
                 }
+                let mut provenance = prov.clone();
+                provenance.extend(tol_prov.iter().cloned());
+                provenance.extend(protocol_prov.iter().cloned());
+                cases.push(ResolvedCase {
+                    params: params.clone(),
+                    backend,
+                    precision,
+                    tolerance: tol,
+                    protocol,
+                    skip: skip.clone(),
+                    provenance,
+                });
             }
         }
-        Ok(cases)
     }
+    cases
 }
 
 /// Where to point when a kernel has no config entry at all (errors then come from CLI only).

@@ -108,7 +108,11 @@ pub fn load(plugin_files: &[PathBuf], suite_dir: &Path) -> Result<SuiteConfig, C
             kind,
             entries: entries.len(),
         });
-        config.entries.extend(entries);
+        let index = config.files.len() - 1;
+        config.entries.extend(entries.into_iter().map(|e| Entry {
+            file_index: index,
+            ..e
+        }));
     }
     errors.into_result(config)
 }

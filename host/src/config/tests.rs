@@ -379,3 +379,58 @@ fn shipped_suite_files_load_and_apply() {
     let cases = cfg.expand(&tile_pack(), &CliOverrides::default()).unwrap();
     assert!(!cases.is_empty());
 }
+
+#[test]
+fn entries_with_problem_size_in_one_file_are_alternative_sweeps() {
+    let f = Files::new();
+    let plugin = f.write(
+        "plugins/tile_ops/bench.yaml",
+        r#"- kernel: "tile_ops.*"
+  protocol: {warmup: 2}
+- kernel: "tile_ops.*"
+  problem_size: {tile_size: 8, kmax: 32}
+  precisions: [fp16, fp32]
+  backends: [cpu]
+- kernel: "tile_ops.*"
+  problem_size: {tile_size: [8, 16], kmax: 16}
+  precisions: [fp16]
+  backends: [cpu]
+- kernel: "tile_ops.*"
+  problem_size: {tile_size: 8, kmax: 32}
+  precisions: [fp16]
+  backends: [cpu]
+"#,
+    );
+    f.write(
+        "bench.yaml.d/30-override.yaml",
+        "kernel: tile_ops.tile_pack\nproblem_size: {kmax: 64}\nprotocol: {warmup: 9}\n",
+    );
+    let cfg = load_ok(std::slice::from_ref(&plugin), &f.dir.path().join("none"));
+    let cases = cfg.expand(&tile_pack(), &CliOverrides::default()).unwrap();
+    let short: Vec<String> = cases
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}/{}",
+                c.precision, c.params["tile_size"], c.params["kmax"]
+            )
+        })
+        .collect();
+    // The third sweep duplicates a case of the first: kept once.
+    assert_eq!(short, ["fp16/8/32", "fp32/8/32", "fp16/8/16", "fp16/16/16"]);
+    assert!(cases.iter().all(|c| c.protocol.warmup == 2));
+
+    let cfg = load_ok(&[plugin], &f.suite());
+    let cases = cfg.expand(&tile_pack(), &CliOverrides::default()).unwrap();
+    let short: Vec<String> = cases
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}/{}",
+                c.precision, c.params["tile_size"], c.params["kmax"]
+            )
+        })
+        .collect();
+    assert_eq!(short, ["fp16/8/64", "fp32/8/64", "fp16/16/64"]);
+    assert!(cases.iter().all(|c| c.protocol.warmup == 9));
+}
