@@ -359,3 +359,83 @@ fn show_lines(lines: &[String]) {
 fn print_error(e: &AttestCliError) {
     eprintln!("apex-host attest: {e}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: AttestArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<AttestArgs, clap::Error> {
+        use clap::Parser;
+        Cli::try_parse_from(std::iter::once("attest").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn release_reads_the_gate_from_the_compare_output() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("att.json");
+        let md = dir.path().join("att.md");
+        let args = parse(&[
+            "release",
+            "--reports-dir",
+            "tests/fixtures/attest/reports",
+            "--commit-sha",
+            "abc",
+            "--gate-from-compare",
+            "cpu_perf_regression=tests/fixtures/attest/reports/compare_summary.json",
+            "--gate",
+            "security_review=PASS",
+            "--gate-evidence",
+            "security_review=reviewed",
+            "--output-json",
+            json.to_str().unwrap(),
+            "--output-md",
+            md.to_str().unwrap(),
+            "--strict",
+        ])
+        .unwrap();
+        // The fixture's compare summary failed, so --strict fails.
+        assert_eq!(exec(&args).unwrap(), ApexExitCode::GATE_FAILED);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let gates = v["gates"].as_array().unwrap();
+        let gate = |k: &str| gates.iter().find(|g| g["key"] == k).unwrap().clone();
+        assert_eq!(gate("cpu_perf_regression")["status"], "FAIL");
+        assert_eq!(gate("security_review")["status"], "PASS");
+        assert_eq!(gate("security_review")["evidence"], "reviewed");
+        assert_eq!(gate("lint_type_tests")["status"], "PENDING");
+        assert!(
+            std::fs::read_to_string(&md)
+                .unwrap()
+                .starts_with("# apex-bench Release Evidence")
+        );
+        let bad = parse(&["release", "--gate", "nonsense"]).unwrap();
+        assert_eq!(
+            exec(&bad).unwrap_err().exit_code(),
+            ApexExitCode::CONFIG_ERROR
+        );
+    }
+
+    #[test]
+    fn replay_then_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let summary = dir.path().join("summary.json");
+        std::fs::copy("tests/fixtures/attest/reports/summary.json", &summary).unwrap();
+        let manifest = dir.path().join(REPLAY_MANIFEST_FILE);
+        let args = parse(&["replay", "--from", summary.to_str().unwrap()]).unwrap();
+        assert_eq!(exec(&args).unwrap(), ApexExitCode::OK);
+        let m = read_replay_manifest(&manifest).unwrap();
+        assert_eq!(m.seed, 123, "the seed comes from the run's config");
+        let verify = parse(&["verify", manifest.to_str().unwrap()]).unwrap();
+        assert_eq!(exec(&verify).unwrap(), ApexExitCode::OK);
+        std::fs::write(&summary, "changed").unwrap();
+        assert_eq!(exec(&verify).unwrap(), ApexExitCode::GATE_FAILED);
+    }
+}

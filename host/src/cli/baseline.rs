@@ -137,3 +137,51 @@ fn show(args: &EmitArgs, metrics: usize, left_out: &[(String, crate::model::Case
 fn print_error(e: &BaselineCliError) {
     eprintln!("apex-host baseline emit: {e}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::Baseline;
+
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BaselineArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<BaselineArgs, clap::Error> {
+        use clap::Parser;
+        Cli::try_parse_from(std::iter::once("baseline").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn emit_writes_a_template_that_the_run_passes() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cpu.json");
+        let args = parse(&[
+            "emit",
+            "--from",
+            "tests/fixtures/attest/reports/summary.json",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(exec(&args).unwrap(), ApexExitCode::OK);
+        let b = Baseline::load(&out).unwrap();
+        assert_eq!(b.metrics.len(), 2, "p50 and p95 of the one ok case");
+        assert!(b.required_status.is_none(), "CPU-only template");
+        assert!(b.metrics.values().all(|m| m.value_ms > 0.0));
+    }
+
+    #[test]
+    fn bad_flags_are_config_errors() {
+        let bad = parse(&["emit", "--output", "x.json", "--ratio=-1"]).unwrap();
+        let err = exec(&bad).unwrap_err();
+        assert_eq!(err.exit_code(), ApexExitCode::CONFIG_ERROR);
+        assert!(err.to_string().contains("--ratio -1"), "{err}");
+        let bad = parse(&["emit", "--output", "x.json", "--stat", "p42_ms"]).unwrap();
+        assert!(exec(&bad).unwrap_err().to_string().contains("p42_ms"));
+    }
+}

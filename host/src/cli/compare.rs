@@ -199,6 +199,91 @@ mod tests {
     use super::*;
     use crate::compare::GateExitCode;
 
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: CompareArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<CompareArgs, clap::Error> {
+        use clap::Parser;
+        Cli::try_parse_from(std::iter::once("compare").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn flags_parse_and_clap_definition_is_valid() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let a = parse(&[
+            "reports/summary.json",
+            "baselines/cpu.json",
+            "--history",
+            "h",
+        ])
+        .unwrap();
+        assert_eq!(a.baseline.as_deref(), Some(Path::new("baselines/cpu.json")));
+        let a = parse(&["reports/summary.json", "--compare-to", "origin/main"]).unwrap();
+        assert_eq!(
+            (a.baseline, a.compare_to.as_deref()),
+            (None, Some("origin/main"))
+        );
+        assert_eq!(a.baseline_path, DEFAULT_BASELINE_PATH);
+        assert!(
+            parse(&["reports/summary.json"]).is_err(),
+            "a baseline source is required"
+        );
+        assert!(parse(&["s.json", "b.json", "--compare-to", "main"]).is_err());
+    }
+
+    #[test]
+    fn exec_gates_the_fixture_run_and_writes_every_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = Path::new("tests/fixtures/attest");
+        let out = dir.path().join("out");
+        let history = dir.path().join("history");
+        let (o, h, t) = (
+            out.to_str().unwrap(),
+            history.to_str().unwrap(),
+            dir.path().join("t.json"),
+        );
+        let args = parse(&[
+            "tests/fixtures/attest/reports/summary.json",
+            "tests/fixtures/attest/baseline.json",
+            "--output-dir",
+            o,
+            "--history",
+            h,
+            "--trend-output",
+            t.to_str().unwrap(),
+        ])
+        .unwrap();
+        // The fixture run has a skipped CUDA case the baseline requires: the gate fails.
+        assert_eq!(exec(&args).unwrap(), ApexExitCode::GATE_FAILED);
+        for f in [
+            "compare_summary.json",
+            "trend.json",
+            "regressions.md",
+            HISTORY_TREND_FILE,
+        ] {
+            assert!(out.join(f).is_file(), "{f}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(out.join("compare_summary.json")).unwrap(),
+            std::fs::read_to_string(fixtures.join("reports/compare_summary.json")).unwrap()
+        );
+        assert!(t.is_file());
+        assert_eq!(std::fs::read_dir(&history).unwrap().count(), 1);
+        // A missing file is a configuration error, not a gate failure.
+        let args = parse(&[
+            "no/such/summary.json",
+            "tests/fixtures/attest/baseline.json",
+        ])
+        .unwrap();
+        let err = exec(&args).unwrap_err();
+        assert_eq!(err.exit_code(), ApexExitCode::CONFIG_ERROR);
+        assert!(err.to_string().contains("no/such/summary.json"), "{err}");
+    }
+
     #[test]
     fn gate_exit_code_is_the_apps() {
         assert_eq!(GateExitCode::GATE_FAILED, ApexExitCode::GATE_FAILED);
