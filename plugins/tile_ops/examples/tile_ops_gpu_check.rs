@@ -16,13 +16,15 @@
 
 use std::process::ExitCode;
 
-use apex_plugin_api::{Backend, CudaHandles, Instance, Kernel, ParamValue, Precision};
+use apex_plugin_api::{
+    Backend, CudaHandles, Instance, Kernel, ParamValue, Precision, cuda::cuda_error,
+};
 use apex_plugin_tile_ops::{
     case::OpKernel,
     harness::{check, params, request},
     ops::{FusedStage, FusionGate, TilePack, TileUnpack},
+    probe::driver_present,
     self_check,
-    session::cuda_error,
 };
 use cudarc::driver::{CudaContext, CudaStream, sys::CUevent_flags};
 
@@ -33,7 +35,7 @@ use cudarc::driver::{CudaContext, CudaStream, sys::CUevent_flags};
 )]
 fn main() -> ExitCode {
     let bench = std::env::args().any(|a| a == "--bench");
-    if !apex_plugin_tile_ops::session::driver_present() {
+    if !driver_present() {
         eprintln!("tile_ops_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
         return ExitCode::from(2);
     }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use apex_plugin_api::{CudaHandles, PluginError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, sys::CUdevice_attribute};
 
+use apex_plugin_api::cuda::{CudaSession, cuda_error};
+
 use crate::{
     Element,
     op::{CudaProgram, Inputs},
-    session::{CudaSession, cuda_error},
 };
 
 /// Threads per block for every launch: 8 warps, enough memory parallelism per SM for streaming.

@@ -16,10 +16,10 @@ mod element;
 pub mod harness;
 pub mod op;
 pub mod ops;
+pub mod probe;
 pub mod program;
 pub mod selection;
 pub mod self_check;
-pub mod session;
 mod shape;
 
 pub use element::Element;

@@ -195,7 +195,7 @@ pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{compile, driver_present, nvrtc_present};
+    use crate::probe::{compile_ptx, driver_present, nvrtc_present};
 
     #[test]
     #[expect(
@@ -210,7 +210,7 @@ mod tests {
         let programs = all_programs(132).unwrap();
         assert!(programs.len() >= 3 * 3 * 10, "{}", programs.len());
         for (label, program) in programs {
-            if let Err(e) = compile(program.name, &program.source, "sm_90") {
+            if let Err(e) = compile_ptx(program.name, &program.source, "sm_90") {
                 panic!("{label}: {e}\n--- source ---\n{}", program.source);
             }
         }
@@ -239,7 +239,11 @@ mod tests {
             compute_capability_major: major as u32,
             compute_capability_minor: minor as u32,
         };
-        let sync = || stream.synchronize().map_err(crate::session::cuda_error);
+        let sync = || {
+            stream
+                .synchronize()
+                .map_err(apex_plugin_api::cuda::cuda_error)
+        };
         let lines = run(handles, 2, 8, 64, &sync);
         let failed: Vec<_> = lines.iter().filter(|l| !l.passed()).collect();
         assert!(

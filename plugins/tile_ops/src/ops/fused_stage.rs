@@ -3,6 +3,7 @@
 //! `F`. The op reads `F`, so duplicated ids are harmless (the same value is written twice) and the
 //! original's unique-id requirement is not needed; empty slots (`-1`, `>= G`) are skipped.
 
+use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
@@ -15,7 +16,6 @@ use crate::{
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
     selection::{Rng, uniform},
-    session::cuda_error,
 };
 
 const SOURCE: &str = include_str!("../cuda/fused_stage.cu");

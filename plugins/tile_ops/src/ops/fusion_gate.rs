@@ -2,6 +2,7 @@
 //! and `fused = base + alpha*(heavy - base)` (`spec/apex-x-kernels.md` §1.4), in one pass.
 //! Proxies are sanitised (`nan -> 0`, `+inf -> 1`, `-inf -> 0`); the inputs contain a few of each.
 
+use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
@@ -14,7 +15,6 @@ use crate::{
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
     selection::{Rng, uniform},
-    session::cuda_error,
 };
 
 const SOURCE: &str = include_str!("../cuda/fusion_gate.cu");

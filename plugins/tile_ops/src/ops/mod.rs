@@ -29,7 +29,12 @@ mod tests {
         ids.sort();
         assert_eq!(
             ids,
-            ["tile_ops.fused_stage", "tile_ops.fusion_gate", "tile_ops.tile_pack", "tile_ops.tile_unpack"]
+            [
+                "tile_ops.fused_stage",
+                "tile_ops.fusion_gate",
+                "tile_ops.tile_pack",
+                "tile_ops.tile_unpack"
+            ]
         );
     }
 }

@@ -1,6 +1,7 @@
 //! `tile_ops.tile_pack`: gathers the selected `t x t` tiles of `F[B,C,H,W]` into `P[B,K,C,t,t]`,
 //! keeping the given slot order (no Hilbert reordering, as the original's kernels did).
 
+use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
@@ -13,7 +14,6 @@ use crate::{
     op::{CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
     selection::{Rng, uniform},
-    session::cuda_error,
 };
 
 const SOURCE: &str = include_str!("../cuda/tile_pack.cu");

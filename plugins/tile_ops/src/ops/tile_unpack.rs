@@ -13,6 +13,7 @@
 //! beyond the map is dropped. Origins that are negative or not multiples of the cell (`t`, or
 //! `t/2` with `offgrid`) are skipped too (the generator never makes them).
 
+use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
@@ -25,7 +26,6 @@ use crate::{
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
     selection::{Rng, levels, origins, uniform},
-    session::cuda_error,
 };
 
 const SOURCE: &str = include_str!("../cuda/tile_unpack.cu");
