@@ -8,7 +8,9 @@ use abi_stable::{
     sabi_trait::TD_Opaque,
     std_types::{RBox, RErr, ROk, RResult, RVec},
 };
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 
 use crate::{
     Accuracy, Instance, Kernel, KernelDescriptor, KernelRegistration, PluginError, SetupRequest,
@@ -38,12 +40,48 @@ pub trait FfiInstance: Send {
 pub type FfiKernelBox = FfiKernel_TO<'static, RBox<()>>;
 pub type FfiInstanceBox = FfiInstance_TO<'static, RBox<()>>;
 
+thread_local! {
+    /// Whether this thread is inside [`guard`], and where the last panic there happened.
+    static GUARDED: Cell<bool> = const { Cell::new(false) };
+    static LAST_PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A plugin links its own copy of std, so its panics go to its own panic hook. Inside [`guard`]
+/// that hook records the location instead of printing: the panic becomes an error value that
+/// carries the location, and the host reports it once. Outside, the previous hook runs.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(Cell::get) {
+                let at = info
+                    .location()
+                    .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+                LAST_PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs `f`, turning both its error and a panic into an error value.
 fn guard<T>(f: impl FnOnce() -> Result<T, PluginError>) -> RResult<T, PluginError> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    install_panic_hook();
+    let was_guarded = GUARDED.with(|g| g.replace(true));
+    let outcome = catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(was_guarded));
+    match outcome {
         Ok(Ok(v)) => ROk(v),
         Ok(Err(e)) => RErr(e),
-        Err(payload) => RErr(PluginError::from_panic(payload)),
+        Err(payload) => {
+            let mut e = PluginError::from_panic(payload);
+            if let Some(at) = LAST_PANIC_AT.with(|p| p.borrow_mut().take()) {
+                e.message = format!("{} (at {at})", e.message).into();
+            }
+            RErr(e)
+        }
     }
 }
 

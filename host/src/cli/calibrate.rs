@@ -24,6 +24,10 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// Only measure the copy bandwidth (and report the device): what `run` uses for `% of peak`.
+    #[arg(long)]
+    pub bandwidth_only: bool,
+
     /// Timed samples per row.
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub samples: u64,
@@ -57,6 +61,9 @@ impl CalibrateError {
 /// Calibrates `--device`, prints the table (or JSON) and writes `--output`; returns the exit code.
 pub fn exec(args: &CalibrateArgs) -> Result<i32, CalibrateError> {
     let device = Device::open(args.device)?;
+    if args.bandwidth_only {
+        return bandwidth_only(args, &device);
+    }
     let options = CalibrateOptions {
         samples: args.samples as usize,
         ..CalibrateOptions::default()
@@ -66,6 +73,27 @@ pub fn exec(args: &CalibrateArgs) -> Result<i32, CalibrateError> {
         write_json_atomic(path, &report)?;
     }
     show(args, &report)?;
+    Ok(ApexExitCode::OK)
+}
+
+/// `--bandwidth-only`: `{device, copy_bandwidth_gbps}` as JSON (stdout and `--output`).
+#[expect(clippy::print_stdout, reason = "calibrate prints its report")]
+fn bandwidth_only(args: &CalibrateArgs, device: &Device) -> Result<i32, CalibrateError> {
+    let doc = serde_json::json!({
+        "device": device.info()?,
+        "copy_bandwidth_gbps": calibrate::copy_bandwidth_gbps(device)?,
+    });
+    if let Some(path) = &args.output {
+        write_json_atomic(path, &doc)?;
+    }
+    if args.json {
+        print!("{}", to_sorted_json(&doc)?);
+    } else {
+        println!(
+            "copy bandwidth: {:.1} GB/s",
+            doc["copy_bandwidth_gbps"].as_f64().unwrap_or(0.0)
+        );
+    }
     Ok(ApexExitCode::OK)
 }
 
@@ -108,6 +136,7 @@ mod tests {
             device: 0,
             json: false,
             output: None,
+            bandwidth_only: false,
             samples: 3,
         };
         let err = exec(&args).unwrap_err();

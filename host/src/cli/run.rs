@@ -105,13 +105,16 @@ type Failure = (i32, String);
 fn run(args: &RunArgs) -> Result<i32, Failure> {
     let opts = args.discovery.resolve();
     let registry = crate::discovery::discover(&opts);
+    let config_error = |e: crate::config::ConfigErrors| {
+        (
+            ApexExitCode::CONFIG_ERROR,
+            format!("invalid configuration:\n{e}"),
+        )
+    };
     let config = crate::config::load(&registry.bench_files(), &suite_dir(opts.root.as_deref()))
-        .map_err(|e| {
-            (
-                ApexExitCode::CONFIG_ERROR,
-                format!("invalid configuration:\n{e}"),
-            )
-        })?;
+        .map_err(config_error)?;
+    let kernels: Vec<_> = registry.kernels().cloned().collect();
+    config.check(&kernels).map_err(config_error)?;
     let facts = crate::facts::gather();
     let overrides = CliOverrides {
         backends: args.backends.clone(),
@@ -127,13 +130,8 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
             format!("--filter: {e} (hint: globs look like `tile_ops.*`)"),
         )
     })?;
-    let plan =
-        crate::plan::build(&registry, &config, &overrides, &filter, &facts).map_err(|e| {
-            (
-                ApexExitCode::CONFIG_ERROR,
-                format!("invalid configuration:\n{e}"),
-            )
-        })?;
+    let plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
+        .map_err(config_error)?;
 
     let run_id = format!(
         "{}-{}",
@@ -196,9 +194,10 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let summary = summarize(args, &env, results);
     let gate = super::gate::run_gate(args, opts.root.as_deref(), &summary)?;
     writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
-    writer
+    let written = writer
         .finish(&summary, &registry.manifest(), &env)
         .map_err(internal)?;
+    write_replay_manifest(args, &summary, &written)?;
     if let Some(dir) = &args.history {
         crate::compare::history::append(dir, &summary).map_err(internal)?;
     }
@@ -214,6 +213,35 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "empty" => ApexExitCode::NOTHING_RAN,
         _ => ApexExitCode::OK,
     })
+}
+
+/// `replay_manifest.json`: the seed, the config hash and the SHA-256 of every JSON artifact this
+/// run wrote, so a rerun can be checked byte for byte (spec §4.7).
+fn write_replay_manifest(
+    args: &RunArgs,
+    summary: &RunSummary,
+    written: &[PathBuf],
+) -> Result<(), Failure> {
+    let artifacts: std::collections::BTreeMap<String, PathBuf> = written
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| {
+            Some((
+                p.strip_prefix(&args.output_dir)
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned(),
+                p.clone(),
+            ))
+        })
+        .collect();
+    let manifest = crate::attest::build_replay_manifest(args.seed, &summary.config, &artifacts)
+        .map_err(internal)?;
+    report::write_json_atomic(
+        &args.output_dir.join(crate::attest::REPLAY_MANIFEST_FILE),
+        &manifest,
+    )
+    .map_err(internal)
 }
 
 fn internal(e: impl std::fmt::Display) -> Failure {

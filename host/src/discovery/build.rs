@@ -33,6 +33,10 @@ fn newest_source(dir: &Path) -> Option<SystemTime> {
         .max()
 }
 
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
 /// Whether the crate's library is missing or older than its sources or `api_dir`'s.
 pub fn is_stale(krate: &CrateInfo, api_dir: Option<&Path>) -> bool {
     let Some(built) = std::fs::metadata(&krate.library)
@@ -77,6 +81,7 @@ pub fn build_stale(root: &Path, crates: &[&CrateInfo], release: bool) -> BuildOu
     for c in &stale {
         cmd.args(["-p", &c.package]);
     }
+    let started = SystemTime::now();
     let output = match cmd.output() {
         Ok(o) => o,
         Err(e) => {
@@ -91,10 +96,28 @@ pub fn build_stale(root: &Path, crates: &[&CrateInfo], release: bool) -> BuildOu
         }
     };
     let first_errors = first_error_per_package(&String::from_utf8_lossy(&output.stdout));
+    // A crate that failed without an error of its own failed in a dependency it shares with
+    // others (plugin-api, say): that dependency's first error is its reason too.
+    let shared = first_errors
+        .iter()
+        .find(|(p, _)| !stale.iter().any(|c| &c.package == *p));
     for c in stale {
         if let Some(err) = first_errors.get(&c.package) {
             outcome.failed.insert(c.package.clone(), err.clone());
-        } else if c.library.is_file() && !is_stale(c, Some(&api_dir)) {
+        } else if let (Some((dep, err)), false) = (shared, output.status.success()) {
+            outcome
+                .failed
+                .insert(c.package.clone(), format!("dependency `{dep}` {err}"));
+        } else if modified(&c.library).is_some_and(|t| t >= started) {
+            outcome.built.push(c.package.clone());
+        } else if c.library.is_file() && output.status.success() {
+            // Cargo decides staleness by content fingerprints, this module by modification
+            // times: a file rewritten with the same content leaves cargo's output untouched and
+            // older than it. Cargo just said the library is up to date, so mark it as such.
+            let _ = std::fs::File::options()
+                .write(true)
+                .open(&c.library)
+                .and_then(|f| f.set_modified(SystemTime::now()));
             outcome.built.push(c.package.clone());
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr);

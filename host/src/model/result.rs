@@ -111,8 +111,11 @@ pub struct Throughput {
 pub struct AccuracyBlock {
     pub passed: bool,
     pub elements: u64,
+    #[serde(with = "non_finite_as_null")]
     pub rmse: f64,
+    #[serde(with = "non_finite_as_null")]
     pub max_abs_error: f64,
+    #[serde(with = "non_finite_as_null")]
     pub max_rel_error: f64,
     pub mismatch_ratio: f64,
     pub non_finite: u64,
@@ -220,5 +223,23 @@ impl CaseResult {
             resources: Resources::default(),
             protocol: None,
         }
+    }
+}
+
+/// JSON has no infinity or NaN: an error figure that is not finite (a NaN output, an error
+/// against a zero reference) is written as `null` and read back as infinity.
+mod non_finite_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
     }
 }
