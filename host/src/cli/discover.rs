@@ -33,11 +33,7 @@ pub struct DiscoverArgs {
 pub fn exec(args: &DiscoverArgs) -> i32 {
     let opts = args.discovery.resolve();
     let registry = crate::discovery::discover(&opts);
-    let suite_dir = opts
-        .root
-        .as_deref()
-        .unwrap_or(std::path::Path::new("."))
-        .join("bench.yaml.d");
+    let suite_dir = args.discovery.suite_dir(opts.root.as_deref());
     let config = match crate::config::load(&registry.bench_files(), &suite_dir) {
         Ok(c) => c,
         Err(e) => {
@@ -78,10 +74,13 @@ fn kernel_view(kernel: &KernelInfo, config: &SuiteConfig, facts: &Facts) -> serd
     let cases = config.expand(kernel, &CliOverrides::default());
     let (axes, skips, errors) = match &cases {
         Ok(cases) => {
-            let mut axes: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+            let mut axes: BTreeMap<&str, Vec<serde_json::Value>> = BTreeMap::new();
             for c in cases {
                 for (name, v) in &c.params {
-                    axes.entry(name).or_default().insert(v.to_string());
+                    let values = axes.entry(name).or_default();
+                    if !values.contains(v) {
+                        values.push(v.clone());
+                    }
                 }
             }
             let mut skips = Vec::new();
@@ -110,10 +109,20 @@ fn kernel_view(kernel: &KernelInfo, config: &SuiteConfig, facts: &Facts) -> serd
                         "rule": rule.check.text(), "source": rule.source, "outcome": outcome, "reason": rule.reason}));
                 }
             }
+            let mut unique = Vec::new();
+            for s in skips {
+                if !unique.contains(&s) {
+                    unique.push(s);
+                }
+            }
+            let skips = unique;
             (
                 axes.into_iter()
-                    .map(|(k, v)| (k.to_string(), v.into_iter().collect::<Vec<_>>()))
-                    .collect(),
+                    .map(|(k, mut v)| {
+                        v.sort_by(axis_order);
+                        (k.to_string(), v)
+                    })
+                    .collect::<BTreeMap<_, _>>(),
                 skips,
                 None,
             )
@@ -129,7 +138,7 @@ fn kernel_view(kernel: &KernelInfo, config: &SuiteConfig, facts: &Facts) -> serd
         "graph_capturable": kernel.graph_capturable,
         "cases": cases.as_ref().map_or(0, Vec::len),
         "axes": axes,
-        "config": serde_json::Value::Null,
+        "config": config.sources_for(&kernel.id).iter().map(ToString::to_string).collect::<Vec<_>>(),
         "skip_conditions": skips,
         "config_error": errors,
     })
@@ -243,11 +252,21 @@ fn render(reg: &Registry, kernels: &[serde_json::Value], facts: &Facts, verbose:
     out
 }
 
+/// Numbers in numeric order, then everything else in text order.
+fn axis_order(a: &serde_json::Value, b: &serde_json::Value) -> std::cmp::Ordering {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.to_string().cmp(&b.to_string()),
+    }
+}
+
 fn list_raw(v: &serde_json::Value) -> String {
     v.as_array()
         .map(|a| {
             a.iter()
-                .map(|x| x.as_str().unwrap_or_default().to_string())
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
                 .collect::<Vec<_>>()
                 .join(", ")
         })

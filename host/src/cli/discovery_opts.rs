@@ -1,7 +1,7 @@
 //! The discovery flags shared by `run` and `discover`, and their resolution into
 //! [`DiscoverOptions`]: the source checkout, the target folder, extra plugin folders.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::discovery::{DiscoverOptions, find_project_root};
 
@@ -22,9 +22,20 @@ pub struct DiscoveryOpts {
     /// current folder with `plugins/` and `Cargo.toml`].
     #[arg(long, value_name = "DIR", env = "APEX_ROOT")]
     pub root: Option<PathBuf>,
+    /// The suite configs merged over each plugin's bench.yaml, in lexical order [default:
+    /// `bench.yaml.d/` of the checkout].
+    #[arg(long, value_name = "DIR", env = "APEX_CONFIG_DIR")]
+    pub config_dir: Option<PathBuf>,
 }
 
 impl DiscoveryOpts {
+    /// The suite config folder: `--config-dir`, else `<root>/bench.yaml.d`, else `./bench.yaml.d`.
+    pub fn suite_dir(&self, root: Option<&Path>) -> PathBuf {
+        self.config_dir
+            .clone()
+            .unwrap_or_else(|| root.unwrap_or(Path::new(".")).join("bench.yaml.d"))
+    }
+
     pub fn resolve(&self) -> DiscoverOptions {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         let root = self.root.clone().or_else(|| find_project_root(&cwd));

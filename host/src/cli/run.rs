@@ -111,8 +111,11 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
             format!("invalid configuration:\n{e}"),
         )
     };
-    let config = crate::config::load(&registry.bench_files(), &suite_dir(opts.root.as_deref()))
-        .map_err(config_error)?;
+    let config = crate::config::load(
+        &registry.bench_files(),
+        &args.discovery.suite_dir(opts.root.as_deref()),
+    )
+    .map_err(config_error)?;
     let kernels: Vec<_> = registry.kernels().cloned().collect();
     config.check(&kernels).map_err(config_error)?;
     let facts = crate::facts::gather();
@@ -246,11 +249,6 @@ fn write_replay_manifest(
 
 fn internal(e: impl std::fmt::Display) -> Failure {
     (ApexExitCode::INTERNAL, e.to_string())
-}
-
-/// `bench.yaml.d/` of the checkout (or of the current folder outside one).
-fn suite_dir(root: Option<&Path>) -> PathBuf {
-    root.unwrap_or(Path::new(".")).join("bench.yaml.d")
 }
 
 fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) -> RunSummary {

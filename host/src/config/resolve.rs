@@ -9,8 +9,8 @@
 //! * an entry whose `kernel` is an exact id may only name parameters, backends and precisions the
 //!   kernel declares (else a located error); a glob entry applies what each kernel declares and
 //!   ignores the rest (`SuiteConfig::check` reports names no matched kernel declares);
-//! * backends / precisions of a case: CLI list, else the last configured list, else the declared
-//!   list, always intersected with what the kernel declares;
+//! * backends / precisions of a case: the last configured list, else the declared list, always
+//!   intersected with what the kernel declares, then narrowed by the CLI list;
 //! * `zip`: the last entry that sets it wins; `exclude` and `skip_conditions` accumulate.
 
 use super::entry::{Entry, ExcludeRule, Located, ParamSetting};
@@ -637,13 +637,11 @@ fn choose<'a, T: Copy + PartialEq + 'a>(
         asked = render(&values);
         source = Source::File(list.loc.clone());
     }
+    // The command line narrows what the configuration chose (`--backends cpu` runs the CPU
+    // cases; it never puts a CUDA-only sweep on the CPU).
     if let Some((values, flag)) = cli {
-        chosen = values
-            .iter()
-            .copied()
-            .filter(|v| declared.contains(v))
-            .collect();
-        asked = render(values);
+        chosen.retain(|v| values.contains(v));
+        asked = format!("{asked} ∩ {}", render(values));
         source = Source::Cli(flag);
     }
     prov.push(Provenance {

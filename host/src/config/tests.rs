@@ -180,11 +180,11 @@ fn suite_files_override_plugin_file_key_by_key_in_lexical_order() {
 }
 
 #[test]
-fn cli_wins_over_files_and_is_intersected_with_declared() {
+fn cli_narrows_the_configured_backends_and_wins_over_protocol_keys() {
     let f = Files::new();
     f.write(
         "bench.yaml.d/10.yaml",
-        "kernel: '*'\nbackends: [cpu]\nprecisions: [fp16]\nprotocol: {iters: 7, warmup: 1}\n",
+        "kernel: '*'\nbackends: [cpu, cuda]\nprecisions: [fp16]\nprotocol: {iters: 7, warmup: 1}\n",
     );
     let cfg = load_ok(&[], &f.suite());
     let cli = CliOverrides {
@@ -213,11 +213,20 @@ fn cli_wins_over_files_and_is_intersected_with_declared() {
         .map(ToString::to_string)
         .collect();
     assert!(
-        shown.contains(&"backends=[cuda,trt] from --backends".to_string()),
+        shown.contains(&"backends=[cpu,cuda] ∩ [cuda,trt] from --backends".to_string()),
         "{shown:?}"
     );
     assert!(shown.contains(&"protocol.iters=50 from --iters".to_string()));
     assert!(shown.contains(&"protocol.warmup_max_s=0.2 from the --quick profile".to_string()));
+
+    // The command line selects among configured cases; it never adds one.
+    let cuda_only = CliOverrides {
+        backends: Some(vec![Backend::Cuda]),
+        ..CliOverrides::default()
+    };
+    f.write("bench.yaml.d/20.yaml", "kernel: '*'\nbackends: [cpu]\n");
+    let cfg = load_ok(&[], &f.suite());
+    assert!(cfg.expand(&tile_pack(), &cuda_only).unwrap().is_empty());
 }
 
 #[test]

@@ -18,7 +18,8 @@ pub struct RunSummary {
     pub environment: serde_json::Value,
     /// The resolved run configuration (CLI flags, seed, protocol).
     pub config: serde_json::Value,
-    /// `ok` when every case is ok or skipped, `failed` when any case failed, `empty` when nothing ran.
+    /// `ok` when every case is ok or skipped, `failed` when any case failed, `empty` when the
+    /// plan had no case.
     pub status: String,
     pub counts: BTreeMap<String, usize>,
     /// Every case of the plan by its id, skipped and failed ones included.
@@ -26,16 +27,17 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// The overall status from the cases' statuses.
+    /// The overall status from the cases' statuses: `failed` when any case failed, `empty`
+    /// when the plan had no case at all, else `ok` (a run whose cases were all skipped, such as
+    /// `--backends cuda` on a machine without a GPU, succeeded: a skip is a result).
     pub fn status_of<'a>(cases: impl IntoIterator<Item = &'a CaseResult>) -> &'static str {
-        let mut any_measured = false;
+        let mut any = false;
         for c in cases {
-            match c.status {
-                CaseStatus::Failed | CaseStatus::FailedAccuracy => return "failed",
-                CaseStatus::Ok => any_measured = true,
-                CaseStatus::Skipped => {}
+            any = true;
+            if matches!(c.status, CaseStatus::Failed | CaseStatus::FailedAccuracy) {
+                return "failed";
             }
         }
-        if any_measured { "ok" } else { "empty" }
+        if any { "ok" } else { "empty" }
     }
 }

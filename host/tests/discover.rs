@@ -1,0 +1,99 @@
+//! `apex-host discover` against the real plugins and the load-time fixtures (user story 3).
+
+mod support;
+
+use support::{apex, stdout};
+
+#[test]
+fn verbose_discover_names_every_fixture_failure_on_one_line() {
+    let out = apex(&["discover", "--verbose", "--fixtures"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", support::stderr(&out));
+    let failed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("FAILED"))
+        .collect();
+    let expect = [
+        ("not_a_plugin", "not an apex plugin"),
+        (
+            "wrong_abi",
+            "incompatible plugin API: built against apex-plugin-api 1.0.0",
+        ),
+        ("wrong_layout", "incompatible ABI layout"),
+        (
+            "panic_on_register",
+            "failed while registering its kernels: plugin panicked",
+        ),
+        ("duplicate_a", "duplicate kernel id `fixtures.duplicate`"),
+        ("duplicate_b", "duplicate kernel id `fixtures.duplicate`"),
+    ];
+    for (lib, reason) in expect {
+        assert!(
+            failed.iter().any(|l| l.contains(lib) && l.contains(reason)),
+            "no one-line failure for {lib} ({reason}) in:\n{}",
+            failed.join("\n")
+        );
+    }
+    // Healthy plugins still load, and the twins' unique kernels survive the duplicate.
+    for kernel in [
+        "example.saxpy",
+        "fixtures.known_duration",
+        "tile_ops.tile_pack",
+        "fixtures.unique_a",
+        "fixtures.unique_b",
+    ] {
+        assert!(text.contains(kernel), "{kernel} missing from:\n{text}");
+    }
+    assert!(
+        !text.contains("fixtures.duplicate "),
+        "the duplicate id must not be listed as a kernel"
+    );
+}
+
+#[test]
+fn without_a_gpu_cuda_skip_conditions_evaluate_to_skipped_with_the_reason() {
+    if std::path::Path::new("/dev/nvidia0").exists() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let out = apex(&["discover", "--verbose"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("cuda_unavailable: libcuda.so.1 not found"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("skip[cuda/") && l.contains("-> skip")),
+        "{text}"
+    );
+}
+
+#[test]
+fn json_discover_has_plugins_failures_facts_and_kernels() {
+    let out = apex(&["discover", "--json", "--fixtures"]);
+    assert!(out.status.success());
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(&out)).expect("discover --json is JSON");
+    for key in [
+        "scanned_paths",
+        "plugins",
+        "failures",
+        "facts",
+        "kernels",
+        "config_files",
+    ] {
+        assert!(doc.get(key).is_some(), "missing {key}");
+    }
+    let pack = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == "tile_ops.tile_pack")
+        .unwrap();
+    assert_eq!(pack["axes"]["tile_size"], serde_json::json!([8, 16, 32]));
+    assert!(
+        pack["config"].as_array().is_some_and(|c| !c.is_empty()),
+        "provenance is listed"
+    );
+}

@@ -1,0 +1,141 @@
+//! What a user sees when things go wrong around the run itself: the host killed with SIGKILL in
+//! the middle of a run, a broken config, and CUDA cases on a machine without a GPU.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{apex, read_json, root, stderr};
+
+#[test]
+fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let first = apex(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--quick",
+        "--filter",
+        "example.saxpy",
+        "--output-dir",
+        out_dir,
+    ]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let before = std::fs::read(dir.path().join("summary.json")).unwrap();
+
+    // known_duration finishes, then hang holds the run until the host is killed.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args([
+            "run",
+            "--backends",
+            "cpu",
+            "--quick",
+            "--fixtures",
+            "--timeout",
+            "60",
+        ])
+        .args([
+            "--filter",
+            "fixtures.known_duration",
+            "--filter",
+            "fixtures.hang",
+            "--output-dir",
+            out_dir,
+        ])
+        .arg("--root")
+        .arg(root())
+        .env("CI", "1")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = dir.path().join(".partial");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let cases_file = loop {
+        let found = std::fs::read_dir(&partial)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join("cases.jsonl"))
+            .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.lines().count() >= 1));
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "no case finished within 60 s");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    assert_eq!(
+        std::fs::read(dir.path().join("summary.json")).unwrap(),
+        before,
+        "previous summary.json intact"
+    );
+    read_json(&dir.path().join("summary.json"));
+    let finished: Vec<serde_json::Value> = std::fs::read_to_string(&cases_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every finished line is a whole case"))
+        .collect();
+    assert_eq!(finished[0]["key"]["kernel"], "fixtures.known_duration");
+    assert_eq!(finished[0]["status"], "ok");
+}
+
+#[test]
+fn a_config_error_stops_the_run_with_a_located_message_and_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("10-bad.yaml"),
+        "kernel: example.saxpy\nproblem_size:\n  n: [1024, \"many\"]\n",
+    )
+    .unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = apex(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--config-dir",
+        dir.path().to_str().unwrap(),
+        "--output-dir",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("10-bad.yaml:3:"), "file and line named: {err}");
+    assert!(err.contains("problem_size.n"), "key path named: {err}");
+    assert!(!out_dir.path().join("summary.json").exists(), "nothing ran");
+}
+
+#[test]
+fn without_a_gpu_every_cuda_case_is_skipped_with_its_reason_and_the_run_succeeds() {
+    if std::path::Path::new("/dev/nvidia0").exists() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = apex(&[
+        "run",
+        "--backends",
+        "cuda",
+        "--filter",
+        "tile_ops.tile_pack",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let s = read_json(&dir.path().join("summary.json"));
+    let cases = s["benchmarks"].as_object().unwrap();
+    assert!(!cases.is_empty());
+    for (id, c) in cases {
+        assert_eq!(c["status"], "skipped", "{id}");
+        assert_eq!(
+            c["reason"], "cuda_unavailable: libcuda.so.1 not found",
+            "{id}"
+        );
+        assert!(
+            c.get("p50_ms").is_none() && c["timing"].is_null(),
+            "{id}: nothing faked"
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! Shared helpers of the integration tests: the real `apex-host` binary, run against this
+//! checkout's real plugins (fixtures included), in a private output folder.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of these helpers"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The workspace root (the checkout apex-host scans).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// `apex-host ARGS` with `--root` set to this checkout, CUDA forced visible-or-not as the machine is.
+pub fn apex(args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"));
+    cmd.args(args)
+        .arg("--root")
+        .arg(root())
+        .env_remove("APEX_PLUGIN_PATH")
+        .env("CI", "1");
+    cmd.output().expect("apex-host runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
+}
+
+/// The case of `summary` whose id starts with `prefix`.
+pub fn case<'a>(summary: &'a serde_json::Value, prefix: &str) -> &'a serde_json::Value {
+    let cases = summary["benchmarks"]
+        .as_object()
+        .expect("benchmarks is an object");
+    let matching: Vec<_> = cases
+        .iter()
+        .filter(|(id, _)| id.starts_with(prefix))
+        .collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "exactly one case starts with {prefix}: {:?}",
+        cases.keys().collect::<Vec<_>>()
+    );
+    matching[0].1
+}
