@@ -60,12 +60,6 @@ pub struct RunArgs {
     /// Append this run to a history folder (trend across runs).
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
-    /// TensorRT engine to benchmark (trt_engine plugin).
-    #[arg(long, value_name = "PATH")]
-    pub trt_engine_path: Option<PathBuf>,
-    /// TensorRT input shape, `name=AxBx…` (repeatable).
-    #[arg(long, value_name = "NAME=AxB")]
-    pub trt_input_shape: Vec<String>,
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: u32,
@@ -282,8 +276,6 @@ fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) 
             "timeout_s": args.timeout,
             "save_samples": args.save_samples,
             "device": args.device,
-            "trt_engine_path": args.trt_engine_path,
-            "trt_input_shapes": args.trt_input_shape,
         }),
         status,
         counts,
