@@ -57,10 +57,10 @@ pub fn condense_layout(report: &str) -> String {
                     .map(|v| v.to_string())
             };
             if let (Some(exp), Some(fnd)) = (value_after("Expected:", i), value_after("Found:", i))
+                && exp.len() < 80
+                && fnd.len() < 80
             {
-                if exp.len() < 80 && fnd.len() < 80 {
-                    item = format!("{item}: expected {exp}, found {fnd}");
-                }
+                item = format!("{item}: expected {exp}, found {fnd}");
             }
             if !found.contains(&item) {
                 found.push(item);

@@ -29,7 +29,7 @@ pub fn assemble(
     ctx: &AssembleContext,
 ) -> CaseResult {
     let reply = match outcome {
-        WorkerOutcome::Replied(r) => r,
+        WorkerOutcome::Replied(r) => *r,
         WorkerOutcome::Crashed(reason) => {
             return CaseResult::without_measurements(key, plugin, CaseStatus::Failed, reason);
         }
@@ -212,7 +212,12 @@ mod tests {
 
     #[test]
     fn ok_case_has_headline_figures() {
-        let r = assemble(key(), "p", WorkerOutcome::Replied(reply(true)), &CTX);
+        let r = assemble(
+            key(),
+            "p",
+            WorkerOutcome::Replied(Box::new(reply(true))),
+            &CTX,
+        );
         assert_eq!(r.status, CaseStatus::Ok);
         assert_eq!(r.p50_ms, Some(2.0));
         assert_eq!(r.headline.as_deref(), Some("cpu"));
@@ -222,7 +227,12 @@ mod tests {
 
     #[test]
     fn wrong_output_is_failed_accuracy_without_headline() {
-        let r = assemble(key(), "p", WorkerOutcome::Replied(reply(false)), &CTX);
+        let r = assemble(
+            key(),
+            "p",
+            WorkerOutcome::Replied(Box::new(reply(false))),
+            &CTX,
+        );
         assert_eq!(r.status, CaseStatus::FailedAccuracy);
         assert!(r.p50_ms.is_none() && r.throughput.is_none());
         assert!(r.reason.unwrap().contains("mismatch_ratio"));

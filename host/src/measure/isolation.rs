@@ -14,7 +14,7 @@ use super::wire::{WorkerReply, WorkerRequest, unix_now_s};
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkerOutcome {
     /// The worker wrote a reply (which may itself carry an error).
-    Replied(WorkerReply),
+    Replied(Box<WorkerReply>),
     /// The worker died or exited without a reply; the reason names the signal or exit code.
     Crashed(String),
     /// The worker ran past its timeout and was killed.
@@ -67,7 +67,7 @@ pub fn run_in_worker(exe: &Path, request: &WorkerRequest, scratch: &Path) -> Wor
         Err(e) => return io_err("cannot wait for the worker", e),
     };
     match read_reply(&reply_path) {
-        Some(reply) if status.success() => WorkerOutcome::Replied(reply),
+        Some(reply) if status.success() => WorkerOutcome::Replied(Box::new(reply)),
         _ => WorkerOutcome::Crashed(crash_reason(status, &stderr_path)),
     }
 }

@@ -120,7 +120,8 @@ fn batch_size(
 }
 
 fn calls_for(target_s: f64, call_s: f64) -> u64 {
-    if !(call_s > 0.0) {
+    // NaN and non-positive estimates both mean "unknown": batch as much as allowed.
+    if call_s.is_nan() || call_s <= 0.0 {
         return MAX_CALLS_PER_SAMPLE;
     }
     ((target_s / call_s).ceil() as u64).clamp(1, MAX_CALLS_PER_SAMPLE)
