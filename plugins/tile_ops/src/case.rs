@@ -112,7 +112,7 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
 
 impl<O: TileOp, T: Element> Instance for OpCase<O, T> {
     fn work(&self) -> Work {
-        self.op.work(T::PRECISION)
+        self.op.work(&self.inputs)
     }
 
     fn run(&mut self) -> Result<(), PluginError> {

@@ -33,7 +33,9 @@ pub struct CudaProgram {
 pub trait TileOp: Sized + Send + Sync + 'static {
     fn descriptor() -> KernelDescriptor;
     fn plan(params: &Params) -> Result<Self, PluginError>;
-    fn work(&self, precision: Precision) -> Work;
+    /// The logical minimum each call must move for these `inputs` (the actual selection: empty
+    /// slots, overlaps and uncovered pixels count for what they cost, not as full tiles).
+    fn work<T: Element>(&self, inputs: &Inputs<T>) -> Work;
     /// Lengths of the output tensors, in the order `run` writes them.
     fn output_lens(&self) -> Vec<usize>;
     /// Deterministic inputs for `seed`.

@@ -69,15 +69,27 @@ impl TileOp for FusedStage {
         Ok(Self { shape, ids, coef })
     }
 
-    fn work(&self, precision: Precision) -> Work {
+    fn work<T: Element>(&self, inputs: &Inputs<T>) -> Work {
         let s = &self.shape;
-        let es = precision.size_bytes() as u64;
+        let es = std::mem::size_of::<T>() as u64;
+        let ids = &inputs.ints[0];
+        // Distinct valid tiles per batch row: duplicates write the same pixels, empty slots nothing.
+        let mut tiles = 0usize;
+        let mut seen = vec![false; s.grid()];
+        for row in ids.chunks(s.kmax) {
+            seen.fill(false);
+            for &id in row.iter().filter(|&&id| s.is_valid_id(id)) {
+                tiles += usize::from(!std::mem::replace(&mut seen[id as usize], true));
+            }
+        }
+        let valid = ids.iter().filter(|&&id| s.is_valid_id(id)).count();
         Work {
+            // Every output pixel is F or op(F): the whole map is read and written once.
             bytes_read: s.map_len() as u64 * es + 4 * s.slots() as u64,
             bytes_written: s.map_len() as u64 * es,
-            // 6 per selected element (two FMAs, a max, a multiply).
-            flops: 6.0 * s.tiles_len() as f64,
-            items: s.slots() as f64,
+            // 6 per transformed element (two FMAs, a max, a multiply).
+            flops: 6.0 * (tiles * s.tile_block()) as f64,
+            items: valid as f64,
             unit: WorkUnit::Tiles,
         }
     }

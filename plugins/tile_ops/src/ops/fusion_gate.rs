@@ -104,9 +104,9 @@ impl TileOp for FusionGate {
         })
     }
 
-    fn work(&self, precision: Precision) -> Work {
+    fn work<T: Element>(&self, _: &Inputs<T>) -> Work {
         let s = &self.shape;
-        let es = precision.size_bytes() as u64;
+        let es = std::mem::size_of::<T>() as u64;
         Work {
             bytes_read: (2 * s.map_len() + 2 * s.pixels()) as u64 * es,
             bytes_written: (s.map_len() + s.pixels()) as u64 * es,
@@ -238,19 +238,9 @@ impl TileOp for FusionGate {
     }
 
     fn cuda_program(&self, precision: Precision, sm_count: usize) -> CudaProgram {
-        let s = &self.shape;
-        let hw = s.height * s.width;
-        let vec = vec_elems(precision, hw);
-        let defines = [
-            ("BATCH", s.batch),
-            ("CH", s.channels),
-            ("HW", hw),
-            ("VEC", vec),
-            ("CPB", channels_per_thread(s, vec, sm_count)),
-        ];
         CudaProgram {
             name: "fusion_gate",
-            source: assemble(precision, &defines, SOURCE),
+            source: self.source(precision, self.tuning(precision, sm_count)),
             functions: &["fusion_gate"],
             scratch_i32: vec![],
         }
@@ -265,19 +255,7 @@ impl TileOp for FusionGate {
             sm_count,
             ..
         } = device;
-        let s = &self.shape;
-        let hw = s.height * s.width;
-        let vec = vec_elems(precision, hw);
-        let cpb = channels_per_thread(s, vec, *sm_count);
-        let cfg = LaunchConfig {
-            grid_dim: (
-                (hw / vec).div_ceil(BLOCK as usize) as u32,
-                s.channels.div_ceil(cpb) as u32,
-                s.batch as u32,
-            ),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = self.launch_config(precision, self.tuning(precision, *sm_count));
         let (wb, wu, bias) = (self.wb as f32, self.wu as f32, self.bias as f32);
         let (fused, alpha) = outputs.split_at_mut(1);
         let mut b = session.stream.launch_builder(&functions[0]);
@@ -289,6 +267,63 @@ impl TileOp for FusionGate {
             .arg(&bias);
         // SAFETY: arguments match `fusion_gate`; the grid covers every pixel vector, channel and batch.
         unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+}
+
+/// The CUDA knobs of `fusion_gate.cu`: channels per thread (`CPB`), channels loaded before use
+/// (`UNROLL`) and the cache policy (`HINT`, see `common.cuh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateTuning {
+    pub channels_per_thread: usize,
+    pub unroll: usize,
+    pub hint: usize,
+}
+
+impl FusionGate {
+    /// The knobs for this shape on a device with `sm_count` SMs: one channel at a time with
+    /// plain accesses, the configuration apex-host measured fastest so far. (On an H200 at B=8,
+    /// C=256, 256x256 fp16, plain stream launches time 2 channels per thread, unrolled, with
+    /// `HINT` 1 at 185 us against 195 us for this one, but apex-host's graph replay timed it at
+    /// 197 us; until that difference is understood the default stays.)
+    pub fn tuning(&self, precision: Precision, sm_count: usize) -> GateTuning {
+        let vec = vec_elems(precision, self.shape.height * self.shape.width);
+        GateTuning {
+            channels_per_thread: channels_per_thread(&self.shape, vec, sm_count),
+            unroll: 1,
+            hint: 0,
+        }
+    }
+
+    /// The specialised CUDA source for `precision` and `tuning`.
+    pub fn source(&self, precision: Precision, tuning: GateTuning) -> String {
+        let s = &self.shape;
+        let hw = s.height * s.width;
+        let defines = [
+            ("BATCH", s.batch),
+            ("CH", s.channels),
+            ("HW", hw),
+            ("VEC", vec_elems(precision, hw)),
+            ("CPB", tuning.channels_per_thread),
+            ("UNROLL", tuning.unroll.clamp(1, tuning.channels_per_thread)),
+            ("HINT", tuning.hint),
+        ];
+        assemble(precision, &defines, SOURCE)
+    }
+
+    /// Grid `(pixel vectors / 256, channel groups, batch)`.
+    pub fn launch_config(&self, precision: Precision, tuning: GateTuning) -> LaunchConfig {
+        let s = &self.shape;
+        let hw = s.height * s.width;
+        let vec = vec_elems(precision, hw);
+        LaunchConfig {
+            grid_dim: (
+                (hw / vec).div_ceil(BLOCK as usize) as u32,
+                s.channels.div_ceil(tuning.channels_per_thread) as u32,
+                s.batch as u32,
+            ),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
     }
 }
 

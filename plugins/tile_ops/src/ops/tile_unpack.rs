@@ -106,18 +106,40 @@ impl TileOp for TileUnpack {
         })
     }
 
-    fn work(&self, precision: Precision) -> Work {
+    fn work<T: Element>(&self, inputs: &Inputs<T>) -> Work {
         let s = &self.shape;
-        let es = precision.size_bytes() as u64;
-        let flops = match self.mode {
-            UnpackMode::Override => 0.0,
-            UnpackMode::Blend { .. } => 3.0 * s.tiles_len() as f64,
+        let es = std::mem::size_of::<T>() as u64;
+        let (ids, org) = (&inputs.ints[0], &inputs.ints[2]);
+        // Pixels (per channel) that some active window covers, and the summed window areas.
+        let (mut covered, mut area, mut active) = (0usize, 0usize, 0usize);
+        let mut cover = vec![false; s.height * s.width];
+        for b in 0..s.batch {
+            cover.fill(false);
+            for slot in b * s.kmax..(b + 1) * s.kmax {
+                let Some((y0, x0, rows, cols)) = self.window(ids, org, slot) else {
+                    continue;
+                };
+                active += 1;
+                area += rows * cols;
+                for y in y0..y0 + rows {
+                    for c in &mut cover[y * s.width + x0..][..cols] {
+                        covered += usize::from(!std::mem::replace(c, true));
+                    }
+                }
+            }
+        }
+        let ch = s.channels;
+        // Override reads base only where no window lands and one tile value (the winner's)
+        // where one does; blend reads base everywhere and every window's tile data.
+        let (map_read, tile_read, flops) = match self.mode {
+            UnpackMode::Override => (s.pixels() - covered, covered, 0.0),
+            UnpackMode::Blend { .. } => (s.pixels(), area, 3.0 * (area * ch) as f64),
         };
         Work {
-            bytes_read: (s.map_len() + s.tiles_len()) as u64 * es + 16 * s.slots() as u64,
+            bytes_read: ((map_read + tile_read) * ch) as u64 * es + 16 * s.slots() as u64,
             bytes_written: s.map_len() as u64 * es,
             flops,
-            items: s.slots() as f64,
+            items: active as f64,
             unit: WorkUnit::Tiles,
         }
     }
@@ -498,5 +520,32 @@ mod tests {
         let o = with(small_shape(1, 1, 64, 8, 64), &[("levels", Int(1 << 26))]);
         let err = TileUnpack::plan(&crate::harness::params(&kernel, &o)).unwrap_err();
         assert!(err.message.contains("i32"), "{err}");
+    }
+
+    #[test]
+    fn declared_bytes_follow_the_actual_selection() {
+        let kernel = OpKernel::<TileUnpack>::default();
+        // 64x64 at t = 16 is a 4x4 grid; 16 sorted unique ids cover every pixel: base is never read.
+        let o = small_shape(1, 2, 64, 16, 16);
+        let op = TileUnpack::plan(&crate::harness::params(&kernel, &o)).unwrap();
+        let s = op.shape;
+        let inputs = op.generate::<f32>(1);
+        let w = op.work(&inputs);
+        assert_eq!(w.bytes_read, (s.map_len() * 4 + 16 * s.slots()) as u64);
+        assert_eq!(w.bytes_written, (s.map_len() * 4) as u64);
+        // Half the slots empty: their pixels come from base, still one read per output element.
+        let mut half = inputs.clone();
+        half.ints[0][..8].fill(-1);
+        let w = op.work(&half);
+        assert_eq!(w.bytes_read, (s.map_len() * 4 + 16 * s.slots()) as u64);
+        assert_eq!(w.items, 8.0);
+        // Blend reads base everywhere plus every window.
+        let b = with(o, &[("mode", Str("blend".into()))]);
+        let op = TileUnpack::plan(&crate::harness::params(&kernel, &b)).unwrap();
+        let w = op.work(&half);
+        assert_eq!(
+            w.bytes_read,
+            ((s.map_len() * 3 / 2) * 4 + 16 * s.slots()) as u64
+        );
     }
 }
