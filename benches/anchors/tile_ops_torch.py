@@ -104,13 +104,14 @@ def profile(B, C, H, W, t, K, dt):
         v[bi, :, ty, :, tx, :] = (1.1 * x + 0.1) * torch.relu(0.9 * x - 0.05)
         return out
 
-    # The Rust kernels' declared bytes (Work): pack R+W tiles (+ids); unpack R map+tiles, W map;
-    # fusion R 2 maps + 2 proxies, W map + alpha; fused R+W map (+ids).
+    # The Rust kernels' declared bytes (Work, the logical minimum for the actual selection): pack
+    # R+W tiles (+ids); unpack with unique on-grid ids R base where no tile lands + the tiles (one
+    # map in all), W map; fusion R 2 maps + 2 proxies, W map + alpha; fused R+W map (+ids).
     tiles, mp, px = B * K * C * t * t * es, B * C * H * W * es, B * H * W * es
     kw = dict(B=B, C=C, H=H, W=W, t=t, K=K, dtype={torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[dt])
     cases = {
         "tile_pack": (pack, (F_, ty, tx), 2 * tiles + 4 * B * K),
-        "tile_unpack": (unpack, (base, P, ty, tx), 2 * mp + tiles + 16 * B * K),
+        "tile_unpack": (unpack, (base, P, ty, tx), 2 * mp + 16 * B * K),
         "fusion_gate": (fusion, (base, heavy, bnd, unc), 3 * mp + 3 * px),
         "fused_stage": (fused, (F_, ty, tx), 2 * mp + 4 * B * K),
     }
