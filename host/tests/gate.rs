@@ -305,8 +305,8 @@ fn noise_aware_verdicts_on_synthetic_samples() {
     assert_eq!(p50.verdict_kind(), Some(Verdict::Improve));
     assert_eq!(
         fast.counts().verdict_improve,
-        2,
-        "p50 and p95 both improved"
+        1,
+        "p50 improved; p95's threshold is twice the median's, and -25 % does not clear it on the CPU"
     );
     let md = compare::render_regressions_markdown(&fast);
     assert!(

@@ -93,7 +93,10 @@ fn each_fixture_gets_its_status_and_reason_and_healthy_cases_are_unaffected() {
             "{prefix}: no headline timing for a case that is not ok"
         );
     }
-    for prefix in ["fixtures.known_duration/", "example.saxpy/cpu/fp32/a=2.0,n=65536"] {
+    for prefix in [
+        "fixtures.known_duration/",
+        "example.saxpy/cpu/fp32/a=2.0,n=1048576",
+    ] {
         let c = case(&s, prefix);
         assert_eq!(c["status"], "ok", "{prefix}: {c}");
         assert!(c["accuracy"]["passed"].as_bool().unwrap());
@@ -126,7 +129,7 @@ fn quantiles_recomputed_from_the_exported_samples_match_the_report() {
     ]);
     assert!(out.status.success(), "{}", support::stderr(&out));
     let s = read_json(&dir.path().join("summary.json"));
-    let cpu = &case(&s, "example.saxpy/cpu/fp32/a=2.0,n=65536")["timing"]["cpu"];
+    let cpu = &case(&s, "example.saxpy/cpu/fp32/a=2.0,n=1048576")["timing"]["cpu"];
     let mut samples: Vec<f64> = cpu["samples_ms"]
         .as_array()
         .unwrap()

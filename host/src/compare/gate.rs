@@ -154,11 +154,12 @@ fn verdict_for(
     opts: &GateOptions,
 ) -> VerdictReport {
     let current = v.samples.and_then(|s| Sample::new(s).ok());
+    let threshold = opts.threshold_for(metric, v.quantile);
     if let (Some(q), Some(cur)) = (v.quantile, current.as_ref())
         && let Some(reference) = baseline.reference.as_deref()
         && let Current::Value(base_v) = lookup(reference, metric)
         && let Some(base) = base_v.samples.and_then(|s| Sample::new(s).ok())
-        && let Some(report) = two_sample_verdict(&base, cur, q, opts)
+        && let Some(report) = two_sample_verdict(&base, cur, q, threshold, opts)
     {
         return report;
     }
@@ -172,7 +173,7 @@ fn verdict_for(
         _ => None,
     };
     match ci {
-        Some(ci) => interval_verdict(&ci, bm.value_ms, allowed, opts),
-        None => point_verdict(v.ms, bm.value_ms, allowed, opts),
+        Some(ci) => interval_verdict(&ci, bm.value_ms, allowed, threshold),
+        None => point_verdict(v.ms, bm.value_ms, allowed, threshold),
     }
 }

@@ -91,18 +91,18 @@ pub fn two_sample_verdict(
     baseline: &Sample,
     current: &Sample,
     q: f64,
+    threshold: f64,
     opts: &GateOptions,
 ) -> Option<VerdictReport> {
     let (ratio, ci) = ratio_of_quantiles_ci(baseline, current, q, &opts.bootstrap)?;
     let p = (q == 0.5).then(|| mann_whitney_u(baseline, current).p_two_sided);
     let significant = p.is_none_or(|p| p < opts.significance);
-    let (up, down) = (
-        1.0 + opts.practical_threshold,
-        1.0 - opts.practical_threshold,
-    );
-    let verdict = if ci.low > 1.0 && ratio > up && significant {
+    let (up, down) = (1.0 + threshold, 1.0 - threshold);
+    // The whole interval must clear half the threshold, not just 1: within-run samples understate
+    // between-run noise, so a shift the interval barely separates from 1 is not called.
+    let verdict = if ci.low > 1.0 + threshold / 2.0 && ratio > up && significant {
         Verdict::Regress
-    } else if ci.high < 1.0 && ratio < down && significant {
+    } else if ci.high < 1.0 - threshold / 2.0 && ratio < down && significant {
         Verdict::Improve
     } else if (ci.low >= down && ci.high <= up)
         || ((ci.low > 1.0 || ci.high < 1.0) && (down..=up).contains(&ratio))
@@ -126,9 +126,9 @@ pub fn interval_verdict(
     ci: &ConfidenceInterval,
     baseline_ms: f64,
     allowed_max_ms: f64,
-    opts: &GateOptions,
+    threshold: f64,
 ) -> VerdictReport {
-    let improve_below = baseline_ms * (1.0 - opts.practical_threshold);
+    let improve_below = baseline_ms * (1.0 - threshold);
     let verdict = if ci.low > allowed_max_ms {
         Verdict::Regress
     } else if ci.high < improve_below {
@@ -151,11 +151,11 @@ pub fn point_verdict(
     current_ms: f64,
     baseline_ms: f64,
     allowed_max_ms: f64,
-    opts: &GateOptions,
+    threshold: f64,
 ) -> VerdictReport {
     let verdict = if super::rule::exceeds(current_ms, allowed_max_ms) {
         Verdict::Regress
-    } else if current_ms < baseline_ms * (1.0 - opts.practical_threshold) {
+    } else if current_ms < baseline_ms * (1.0 - threshold) {
         Verdict::Improve
     } else {
         Verdict::Pass
@@ -182,6 +182,9 @@ mod tests {
         Sample::new(&xs).unwrap()
     }
 
+    /// The device median threshold.
+    const T: f64 = crate::compare::DEFAULT_PRACTICAL_THRESHOLD;
+
     #[test]
     fn a_a_passes_shift_regresses_speedup_improves() {
         let opts = GateOptions::default();
@@ -190,16 +193,16 @@ mod tests {
         let slow = timings(3, 200, 1.25, 0.05);
         let fast = timings(4, 200, 0.75, 0.05);
         assert_eq!(
-            two_sample_verdict(&base, &same, 0.5, &opts)
+            two_sample_verdict(&base, &same, 0.5, T, &opts)
                 .unwrap()
                 .verdict,
             Verdict::Pass
         );
-        let r = two_sample_verdict(&base, &slow, 0.5, &opts).unwrap();
+        let r = two_sample_verdict(&base, &slow, 0.5, T, &opts).unwrap();
         assert_eq!(r.verdict, Verdict::Regress, "{r:?}");
         assert!(r.mann_whitney_p.unwrap() < 1e-6);
         assert_eq!(
-            two_sample_verdict(&base, &fast, 0.5, &opts)
+            two_sample_verdict(&base, &fast, 0.5, T, &opts)
                 .unwrap()
                 .verdict,
             Verdict::Improve
@@ -213,7 +216,7 @@ mod tests {
         for seed in 0..40 {
             let a = timings(100 + seed, 20, 1.0, 0.3);
             let b = timings(200 + seed, 20, 1.0, 0.3);
-            let v = two_sample_verdict(&a, &b, 0.5, &opts).unwrap().verdict;
+            let v = two_sample_verdict(&a, &b, 0.5, T, &opts).unwrap().verdict;
             assert!(
                 matches!(v, Verdict::Pass | Verdict::Inconclusive),
                 "seed {seed}: {v:?}"
@@ -227,7 +230,7 @@ mod tests {
         let opts = GateOptions::default();
         let a = timings(7, 400, 1.0, 0.002);
         let b = timings(8, 400, 1.01, 0.002);
-        let r = two_sample_verdict(&a, &b, 0.5, &opts).unwrap();
+        let r = two_sample_verdict(&a, &b, 0.5, T, &opts).unwrap();
         assert!(r.ratio_ci_low.unwrap() > 1.0);
         assert_eq!(r.verdict, Verdict::Pass);
     }
@@ -242,29 +245,26 @@ mod tests {
         };
         // Baseline 1.0 ms, allowed max 2.0 ms.
         assert_eq!(
-            interval_verdict(&ci(2.1, 2.3), 1.0, 2.0, &opts).verdict,
+            interval_verdict(&ci(2.1, 2.3), 1.0, 2.0, T).verdict,
             Verdict::Regress
         );
         assert_eq!(
-            interval_verdict(&ci(1.9, 2.1), 1.0, 2.0, &opts).verdict,
+            interval_verdict(&ci(1.9, 2.1), 1.0, 2.0, T).verdict,
             Verdict::Inconclusive
         );
         assert_eq!(
-            interval_verdict(&ci(1.0, 2.0), 1.0, 2.0, &opts).verdict,
+            interval_verdict(&ci(1.0, 2.0), 1.0, 2.0, T).verdict,
             Verdict::Pass
         );
         assert_eq!(
-            interval_verdict(&ci(0.5, 0.9), 1.0, 2.0, &opts).verdict,
+            interval_verdict(&ci(0.5, 0.9), 1.0, 2.0, T).verdict,
             Verdict::Improve
         );
-        assert_eq!(point_verdict(2.0, 1.0, 2.0, &opts).verdict, Verdict::Pass);
+        assert_eq!(point_verdict(2.0, 1.0, 2.0, T).verdict, Verdict::Pass);
         assert_eq!(
-            point_verdict(2.0f64.next_up(), 1.0, 2.0, &opts).verdict,
+            point_verdict(2.0f64.next_up(), 1.0, 2.0, T).verdict,
             Verdict::Regress
         );
-        assert_eq!(
-            point_verdict(0.9, 1.0, 2.0, &opts).verdict,
-            Verdict::Improve
-        );
+        assert_eq!(point_verdict(0.9, 1.0, 2.0, T).verdict, Verdict::Improve);
     }
 }

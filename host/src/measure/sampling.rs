@@ -125,7 +125,8 @@ fn calls_for(target_s: f64, call_s: f64) -> u64 {
         return MAX_CALLS_PER_SAMPLE;
     }
     // A hair below the quotient, so that 1e-3 / 1e-6 = 1000.0000000000001 gives 1000 calls.
-    (((target_s / call_s) * (1.0 - 4.0 * f64::EPSILON)).ceil() as u64).clamp(1, MAX_CALLS_PER_SAMPLE)
+    (((target_s / call_s) * (1.0 - 4.0 * f64::EPSILON)).ceil() as u64)
+        .clamp(1, MAX_CALLS_PER_SAMPLE)
 }
 
 #[cfg(test)]

@@ -77,7 +77,10 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
             }
         };
         let outputs = lens.iter().map(|&n| vec![T::POISON; n]).collect();
-        let scratch = op.cpu_scratch();
+        let mut scratch = op.cpu_scratch();
+        let work = op.work(&inputs);
+        scratch.parallel =
+            work.bytes_read + work.bytes_written >= crate::cpu_par::PARALLEL_MIN_BYTES;
         Ok(Self {
             op,
             inputs,

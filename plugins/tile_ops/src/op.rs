@@ -17,6 +17,8 @@ pub struct Inputs<T> {
 pub struct CpuScratch {
     pub f32s: Vec<f32>,
     pub order: Vec<u32>,
+    /// Whether the fast CPU path may use all cores (see [`crate::cpu_par`]).
+    pub parallel: bool,
 }
 
 /// The CUDA C source of an op (already specialised with `#define`s for one shape and precision),

@@ -3,12 +3,12 @@
 //! `F`. The op reads `F`, so duplicated ids are harmless (the same value is written twice) and the
 //! original's unique-id requirement is not needed; empty slots (`-1`, `>= G`) are skipped.
 
+use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
 use cudarc::driver::PushKernelArg;
-use rayon::prelude::*;
 
 use crate::{
     Element, IdPattern, TileShape,
@@ -107,34 +107,36 @@ impl TileOp for FusedStage {
         }
     }
 
-    fn run_cpu<T: Element>(&self, inputs: &Inputs<T>, outputs: &mut [Vec<T>], _: &mut CpuScratch) {
+    fn run_cpu<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &mut [Vec<T>],
+        scratch: &mut CpuScratch,
+    ) {
         let s = &self.shape;
         let (f, ids) = (&inputs.data[0], &inputs.ints[0]);
         let [vs, vb, gs, gb] = self.coef;
         let (t, hw) = (s.tile, s.height * s.width);
-        outputs[0]
-            .par_chunks_mut(hw)
-            .enumerate()
-            .for_each(|(plane, out)| {
-                let b = plane / s.channels;
-                let src = &f[plane * hw..][..hw];
-                out.copy_from_slice(src);
-                let mut x = [0.0f32; 64];
-                for &id in &ids[b * s.kmax..(b + 1) * s.kmax] {
-                    if !s.is_valid_id(id) {
-                        continue;
-                    }
-                    let (y0, x0) = s.origin(id as usize);
-                    for i in 0..t {
-                        let at = (y0 + i) * s.width + x0;
-                        T::load(&src[at..at + t], &mut x);
-                        for v in &mut x[..t] {
-                            *v = (vs * *v + vb) * (gs * *v + gb).max(0.0);
-                        }
-                        T::store(&x[..t], &mut out[at..at + t]);
-                    }
+        for_each_chunk(&mut outputs[0], hw, scratch.parallel, |plane, out| {
+            let b = plane / s.channels;
+            let src = &f[plane * hw..][..hw];
+            out.copy_from_slice(src);
+            let mut x = [0.0f32; 64];
+            for &id in &ids[b * s.kmax..(b + 1) * s.kmax] {
+                if !s.is_valid_id(id) {
+                    continue;
                 }
-            });
+                let (y0, x0) = s.origin(id as usize);
+                for i in 0..t {
+                    let at = (y0 + i) * s.width + x0;
+                    T::load(&src[at..at + t], &mut x);
+                    for v in &mut x[..t] {
+                        *v = (vs * *v + vb) * (gs * *v + gb).max(0.0);
+                    }
+                    T::store(&x[..t], &mut out[at..at + t]);
+                }
+            }
+        });
     }
 
     fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64> {

@@ -2,12 +2,12 @@
 //! and `fused = base + alpha*(heavy - base)` (`spec/apex-x-kernels.md` §1.4), in one pass.
 //! Proxies are sanitised (`nan -> 0`, `+inf -> 1`, `-inf -> 0`); the inputs contain a few of each.
 
+use crate::cpu_par::{for_each_chunk, for_each_chunk_pair};
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use rayon::prelude::*;
 
 use crate::{
     Element, TileShape,
@@ -167,12 +167,14 @@ impl TileOp for FusionGate {
         let (fused, alpha_out) = outputs.split_at_mut(1);
         let w = s.width;
         // Alpha once per pixel, kept in f32 for the fuse pass and stored rounded as an output.
-        scratch
-            .f32s
-            .par_chunks_mut(w)
-            .zip(alpha_out[0].par_chunks_mut(w))
-            .enumerate()
-            .for_each(|(row, (a32, a_out))| {
+        let parallel = scratch.parallel;
+        for_each_chunk_pair(
+            &mut scratch.f32s,
+            w,
+            &mut alpha_out[0],
+            w,
+            parallel,
+            |row, a32, a_out| {
                 let mut bd = [0.0f32; 256];
                 let mut un = [0.0f32; 256];
                 for (start, (a, o)) in a32.chunks_mut(256).zip(a_out.chunks_mut(256)).enumerate() {
@@ -186,30 +188,27 @@ impl TileOp for FusionGate {
                     }
                     T::store(a, o);
                 }
-            });
+            },
+        );
         let alpha = &scratch.f32s;
         let hw = s.height * s.width;
-        fused[0]
-            .par_chunks_mut(hw)
-            .enumerate()
-            .for_each(|(plane, out)| {
-                let b = plane / s.channels;
-                let a_plane = &alpha[b * hw..][..hw];
-                let (x_plane, h_plane) = (&base[plane * hw..][..hw], &heavy[plane * hw..][..hw]);
-                let mut x = [0.0f32; 512];
-                let mut h = [0.0f32; 512];
-                for (i, o) in out.chunks_mut(512).enumerate() {
-                    let n = o.len();
-                    let at = i * 512;
-                    T::load(&x_plane[at..at + n], &mut x);
-                    T::load(&h_plane[at..at + n], &mut h);
-                    for ((xv, &hv), &av) in x[..n].iter_mut().zip(&h[..n]).zip(&a_plane[at..at + n])
-                    {
-                        *xv += av * (hv - *xv);
-                    }
-                    T::store(&x[..n], o);
+        for_each_chunk(&mut fused[0], hw, parallel, |plane, out| {
+            let b = plane / s.channels;
+            let a_plane = &alpha[b * hw..][..hw];
+            let (x_plane, h_plane) = (&base[plane * hw..][..hw], &heavy[plane * hw..][..hw]);
+            let mut x = [0.0f32; 512];
+            let mut h = [0.0f32; 512];
+            for (i, o) in out.chunks_mut(512).enumerate() {
+                let n = o.len();
+                let at = i * 512;
+                T::load(&x_plane[at..at + n], &mut x);
+                T::load(&h_plane[at..at + n], &mut h);
+                for ((xv, &hv), &av) in x[..n].iter_mut().zip(&h[..n]).zip(&a_plane[at..at + n]) {
+                    *xv += av * (hv - *xv);
                 }
-            });
+                T::store(&x[..n], o);
+            }
+        });
     }
 
     fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64> {

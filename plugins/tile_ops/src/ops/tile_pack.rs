@@ -1,12 +1,12 @@
 //! `tile_ops.tile_pack`: gathers the selected `t x t` tiles of `F[B,C,H,W]` into `P[B,K,C,t,t]`,
 //! keeping the given slot order (no Hilbert reordering, as the original's kernels did).
 
+use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use rayon::prelude::*;
 
 use crate::{
     Element, IdPattern, TileShape,
@@ -86,13 +86,14 @@ impl TileOp for TilePack {
         &self,
         inputs: &Inputs<T>,
         outputs: &mut [Vec<T>],
-        _: &mut crate::op::CpuScratch,
+        scratch: &mut crate::op::CpuScratch,
     ) {
         pack_cpu(
             &self.shape,
             &inputs.data[0],
             &inputs.ints[0],
             &mut outputs[0],
+            scratch.parallel,
         );
     }
 
@@ -192,27 +193,26 @@ impl TilePack {
     }
 }
 
-/// The fast CPU gather: one rayon task per slot, a `copy_from_slice` per tile row.
-pub fn pack_cpu<T: Element>(s: &TileShape, f: &[T], ids: &[i32], p: &mut [T]) {
+/// The fast CPU gather: one task per slot (on all cores when `parallel`), a `copy_from_slice`
+/// per tile row.
+pub fn pack_cpu<T: Element>(s: &TileShape, f: &[T], ids: &[i32], p: &mut [T], parallel: bool) {
     let (t, hw) = (s.tile, s.height * s.width);
-    p.par_chunks_mut(s.tile_block())
-        .enumerate()
-        .for_each(|(slot, dst)| {
-            let id = ids[slot];
-            if !s.is_valid_id(id) {
-                dst.fill(T::ZERO);
-                return;
+    for_each_chunk(p, s.tile_block(), parallel, |slot, dst| {
+        let id = ids[slot];
+        if !s.is_valid_id(id) {
+            dst.fill(T::ZERO);
+            return;
+        }
+        let b = slot / s.kmax;
+        let (y0, x0) = s.origin(id as usize);
+        for (c, plane) in dst.chunks_exact_mut(t * t).enumerate() {
+            let src = &f[(b * s.channels + c) * hw..][..hw];
+            for (i, row) in plane.chunks_exact_mut(t).enumerate() {
+                let start = (y0 + i) * s.width + x0;
+                row.copy_from_slice(&src[start..start + t]);
             }
-            let b = slot / s.kmax;
-            let (y0, x0) = s.origin(id as usize);
-            for (c, plane) in dst.chunks_exact_mut(t * t).enumerate() {
-                let src = &f[(b * s.channels + c) * hw..][..hw];
-                for (i, row) in plane.chunks_exact_mut(t).enumerate() {
-                    let start = (y0 + i) * s.width + x0;
-                    row.copy_from_slice(&src[start..start + t]);
-                }
-            }
-        });
+        }
+    });
 }
 
 /// The f64 reference gather, written from the definition.
@@ -275,7 +275,7 @@ mod tests {
         let f: Vec<f32> = (0..shape.map_len()).map(|i| i as f32 + 1.0).collect();
         let ids = [-1, 4, 3, -7];
         let mut p = vec![f32::NAN; shape.tiles_len()];
-        pack_cpu(&shape, &f, &ids, &mut p);
+        pack_cpu(&shape, &f, &ids, &mut p, true);
         let block = shape.tile_block();
         assert!(p[..block].iter().all(|&v| v == 0.0));
         assert!(p[block..2 * block].iter().all(|&v| v == 0.0));

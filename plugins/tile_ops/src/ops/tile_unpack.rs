@@ -13,12 +13,12 @@
 //! beyond the map is dropped. Origins that are negative or not multiples of the cell (`t`, or
 //! `t/2` with `offgrid`) are skipped too (the generator never makes them).
 
+use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
 use cudarc::driver::PushKernelArg;
-use rayon::prelude::*;
 
 use crate::{
     Element, IdPattern, TileShape,
@@ -185,39 +185,37 @@ impl TileOp for TileUnpack {
         order.sort_unstable_by_key(|&slot| (slot as usize / s.kmax, lv[slot as usize], slot));
         let order = &order[..];
         let (t, hw) = (s.tile, s.height * s.width);
-        outputs[0]
-            .par_chunks_mut(hw)
-            .enumerate()
-            .for_each(|(plane, out)| {
-                let (b, c) = (plane / s.channels, plane % s.channels);
-                out.copy_from_slice(&base[plane * hw..][..hw]);
-                let lo = order.partition_point(|&slot| (slot as usize) < b * s.kmax);
-                let hi = order.partition_point(|&slot| (slot as usize) < (b + 1) * s.kmax);
-                let mut acc = [0.0f32; 64];
-                let mut inc = [0.0f32; 64];
-                for &slot in &order[lo..hi] {
-                    let slot = slot as usize;
-                    let Some((y0, x0, rows, cols)) = self.window(ids, org, slot) else {
-                        continue;
-                    };
-                    let tile = &p[(slot * s.channels + c) * t * t..][..t * t];
-                    for i in 0..rows {
-                        let dst = &mut out[(y0 + i) * s.width + x0..][..cols];
-                        let src = &tile[i * t..][..cols];
-                        match self.mode {
-                            UnpackMode::Override => dst.copy_from_slice(src),
-                            UnpackMode::Blend { alpha } => {
-                                T::load(dst, &mut acc);
-                                T::load(src, &mut inc);
-                                for (a, &x) in acc[..cols].iter_mut().zip(&inc[..cols]) {
-                                    *a += alpha * (x - *a);
-                                }
-                                T::store(&acc[..cols], dst);
+        let parallel = scratch.parallel;
+        for_each_chunk(&mut outputs[0], hw, parallel, |plane, out| {
+            let (b, c) = (plane / s.channels, plane % s.channels);
+            out.copy_from_slice(&base[plane * hw..][..hw]);
+            let lo = order.partition_point(|&slot| (slot as usize) < b * s.kmax);
+            let hi = order.partition_point(|&slot| (slot as usize) < (b + 1) * s.kmax);
+            let mut acc = [0.0f32; 64];
+            let mut inc = [0.0f32; 64];
+            for &slot in &order[lo..hi] {
+                let slot = slot as usize;
+                let Some((y0, x0, rows, cols)) = self.window(ids, org, slot) else {
+                    continue;
+                };
+                let tile = &p[(slot * s.channels + c) * t * t..][..t * t];
+                for i in 0..rows {
+                    let dst = &mut out[(y0 + i) * s.width + x0..][..cols];
+                    let src = &tile[i * t..][..cols];
+                    match self.mode {
+                        UnpackMode::Override => dst.copy_from_slice(src),
+                        UnpackMode::Blend { alpha } => {
+                            T::load(dst, &mut acc);
+                            T::load(src, &mut inc);
+                            for (a, &x) in acc[..cols].iter_mut().zip(&inc[..cols]) {
+                                *a += alpha * (x - *a);
                             }
+                            T::store(&acc[..cols], dst);
                         }
                     }
                 }
-            });
+            }
+        });
     }
 
     fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64> {
