@@ -38,6 +38,7 @@ fn ok_case(key: CaseKey, samples: &[f64]) -> CaseResult {
             graph: false,
             stats,
             samples_ms: Some(samples.to_vec()),
+            samples_per_process: None,
         },
     );
     c.accuracy = Some(accuracy(true));

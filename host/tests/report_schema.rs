@@ -113,12 +113,14 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
             graph: false,
             stats: stats(p50 * 2.5, 0.03),
             samples_ms: save_samples.then(|| vec![p50 * 2.5; 40]),
+            samples_per_process: None,
         };
         let batch = ModeTiming {
             calls_per_sample: 200,
             graph: true,
             stats: stats(p50, 0.01),
             samples_ms: save_samples.then(|| vec![p50; 40]),
+            samples_per_process: None,
         };
         timing.insert("cold".to_string(), cold);
         timing.insert("batch".to_string(), batch);
@@ -128,6 +130,7 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
             graph: false,
             stats: stats(p50, 0.07),
             samples_ms: save_samples.then(|| vec![p50; 40]),
+            samples_per_process: None,
         };
         timing.insert("cpu".to_string(), cpu);
     }
@@ -170,6 +173,7 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
             measure_time_s: 0.75,
             worker_start_ms: 41.0,
             seed: 1337,
+            processes: 1,
         }),
         key,
     }

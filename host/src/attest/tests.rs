@@ -115,6 +115,7 @@ fn synthetic_run() -> RunSummary {
             graph: false,
             stats,
             samples_ms: Some(samples),
+            samples_per_process: None,
         },
     );
     let cuda = CaseKey::new("tile_ops.tile_pack", "cuda", "fp16", &p);

@@ -10,7 +10,7 @@ use super::discovery_opts::DiscoveryOpts;
 use super::exit_codes::ApexExitCode;
 use crate::config::CliOverrides;
 use crate::measure::wire::{WIRE_VERSION, WorkerRequest};
-use crate::measure::{AssembleContext, assemble, run_in_worker};
+use crate::measure::{AssembleContext, WorkerOutcome, assemble, pool, run_in_worker};
 use crate::model::{CaseResult, CaseStatus, RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION};
 use crate::plan::{Filter, Plan};
 use crate::report::{self, Progress, RunWriter};
@@ -157,6 +157,13 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
                 reason.clone(),
             ),
             None => {
+                // Device timings do not depend on the host process's memory layout, and each
+                // process would add a CUDA context: CUDA cases use one process.
+                let processes = if case.key.backend == "cpu" {
+                    case.resolved.protocol.processes.max(1)
+                } else {
+                    1
+                };
                 let request = WorkerRequest {
                     wire_version: WIRE_VERSION,
                     library: case.kernel.library.clone(),
@@ -165,15 +172,33 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
                     backend: case.key.backend.clone(),
                     precision: case.key.precision.clone(),
                     seed: args.seed,
-                    settings: case.resolved.protocol,
+                    settings: case.resolved.protocol.share_of(processes),
                     tolerance: crate::model::tolerance_map(&case.resolved.tolerance),
                     graph_capturable: case.kernel.graph_capturable,
                     device: args.device,
                     spawned_at_unix_s: 0.0,
                 };
-                let scratch = writer.partial_dir().join("workers").join(i.to_string());
-                let outcome = run_in_worker(&exe, &request, &scratch);
-                assemble(case.key.clone(), &case.kernel.plugin, outcome, &ctx)
+                // A process that fails decides the case: the others are not started.
+                let mut outcomes = Vec::with_capacity(processes as usize);
+                for p in 0..processes {
+                    let scratch = writer
+                        .partial_dir()
+                        .join("workers")
+                        .join(format!("{i}-{p}"));
+                    let outcome = run_in_worker(&exe, &request, &scratch);
+                    let failed =
+                        !matches!(&outcome, WorkerOutcome::Replied(r) if r.error.is_none());
+                    outcomes.push(outcome);
+                    if failed {
+                        break;
+                    }
+                }
+                let mut result =
+                    assemble(case.key.clone(), &case.kernel.plugin, pool(outcomes), &ctx);
+                if let Some(p) = result.protocol.as_mut() {
+                    p.processes = processes;
+                }
+                result
             }
         };
         writer.record(&result).map_err(internal)?;

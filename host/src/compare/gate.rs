@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use super::comparison::{Check, CheckStatus, Comparison, STATUS_METRIC};
 use super::lookup::{Current, MetricValue, lookup, split_metric};
 use super::rule::{exceeds, regression_ratio};
-use super::verdict::{VerdictReport, interval_verdict, point_verdict, two_sample_verdict};
+use super::verdict::{
+    VerdictReport, interval_verdict, point_verdict, process_verdict, two_sample_verdict,
+};
 use super::{Baseline, BaselineMetric, GateOptions};
 use crate::model::{CaseResult, CaseStatus, RunSummary};
 use crate::stats::{Sample, bootstrap::quantile_ci};
@@ -155,6 +157,14 @@ fn verdict_for(
 ) -> VerdictReport {
     let current = v.samples.and_then(|s| Sample::new(s).ok());
     let threshold = opts.threshold_for(metric, v.quantile);
+    let reference = baseline.reference.as_deref().map(|r| lookup(r, metric));
+    if let (Some(q), Some(cur_groups), Some(Current::Value(base_v))) =
+        (v.quantile, v.process_groups(), reference.as_ref())
+        && let Some(base_groups) = base_v.process_groups()
+        && let Some(report) = process_verdict(&base_groups, &cur_groups, q, threshold, opts)
+    {
+        return report;
+    }
     if let (Some(q), Some(cur)) = (v.quantile, current.as_ref())
         && let Some(reference) = baseline.reference.as_deref()
         && let Current::Value(base_v) = lookup(reference, metric)

@@ -28,7 +28,31 @@ pub(crate) struct MetricValue<'a> {
     /// The quantile the stat is (`None` for the mean).
     pub quantile: Option<f64>,
     pub samples: Option<&'a [f64]>,
+    /// How many of `samples` each worker process took, when there were several.
+    pub samples_per_process: Option<&'a [usize]>,
     pub stats: Option<&'a Summary>,
+}
+
+impl<'a> MetricValue<'a> {
+    /// The samples split by worker process, when there were at least two processes and the
+    /// counts add up.
+    pub fn process_groups(&self) -> Option<Vec<&'a [f64]>> {
+        let (samples, counts) = (self.samples?, self.samples_per_process?);
+        if counts.len() < 2 || counts.iter().sum::<usize>() != samples.len() {
+            return None;
+        }
+        let mut rest = samples;
+        Some(
+            counts
+                .iter()
+                .map(|&n| {
+                    let (head, tail) = rest.split_at(n);
+                    rest = tail;
+                    head
+                })
+                .collect(),
+        )
+    }
 }
 
 /// Splits a metric id into the case id and the stat part.
@@ -105,6 +129,7 @@ pub(crate) fn lookup<'a>(run: &'a RunSummary, metric: &str) -> Current<'a> {
             ms: read(&t.stats),
             quantile,
             samples: t.samples_ms.as_deref(),
+            samples_per_process: t.samples_per_process.as_deref(),
             stats: Some(&t.stats),
         }),
         None => {
@@ -119,6 +144,7 @@ pub(crate) fn lookup<'a>(run: &'a RunSummary, metric: &str) -> Current<'a> {
                     ms,
                     quantile,
                     samples: None,
+                    samples_per_process: None,
                     stats: None,
                 }),
                 None => Current::NoMetric {

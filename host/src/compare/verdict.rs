@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::GateOptions;
-use crate::stats::two_sample::{mann_whitney_u, ratio_of_quantiles_ci};
+use crate::stats::two_sample::{hierarchical_ratio_ci, mann_whitney_u, ratio_of_quantiles_ci};
 use crate::stats::{ConfidenceInterval, Sample};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -46,6 +46,10 @@ impl Verdict {
 pub enum VerdictMethod {
     /// Both runs' raw samples: bootstrap interval of the ratio (+ Mann–Whitney for medians).
     TwoSample,
+    /// Both runs' raw samples from several worker processes each: the bootstrap resamples
+    /// processes, then samples (no Mann–Whitney: samples of one process are not independent of
+    /// its memory layout).
+    TwoSampleByProcess,
     /// The current run's interval of the metric against the baseline's allowed max.
     CurrentInterval,
     /// The point estimate only (no samples, no interval available).
@@ -97,10 +101,43 @@ pub fn two_sample_verdict(
     let (ratio, ci) = ratio_of_quantiles_ci(baseline, current, q, &opts.bootstrap)?;
     let p = (q == 0.5).then(|| mann_whitney_u(baseline, current).p_two_sided);
     let significant = p.is_none_or(|p| p < opts.significance);
+    let verdict = classify(ratio, &ci, threshold, significant);
+    Some(VerdictReport {
+        ratio: Some(ratio),
+        ratio_ci_low: Some(ci.low),
+        ratio_ci_high: Some(ci.high),
+        mann_whitney_p: p,
+        confidence_level: Some(ci.confidence_level),
+        ..VerdictReport::bare(verdict, VerdictMethod::TwoSample)
+    })
+}
+
+/// Two-sample verdict when both sides were measured in several worker processes: the interval
+/// comes from [`hierarchical_ratio_ci`], and the same thresholds apply.
+pub fn process_verdict(
+    baseline: &[&[f64]],
+    current: &[&[f64]],
+    q: f64,
+    threshold: f64,
+    opts: &GateOptions,
+) -> Option<VerdictReport> {
+    let (ratio, ci) = hierarchical_ratio_ci(baseline, current, q, &opts.bootstrap)?;
+    let verdict = classify(ratio, &ci, threshold, true);
+    Some(VerdictReport {
+        ratio: Some(ratio),
+        ratio_ci_low: Some(ci.low),
+        ratio_ci_high: Some(ci.high),
+        confidence_level: Some(ci.confidence_level),
+        ..VerdictReport::bare(verdict, VerdictMethod::TwoSampleByProcess)
+    })
+}
+
+/// The verdict of a ratio and its interval against `threshold`. The whole interval must clear
+/// half the threshold, not just 1: within-run samples understate between-run noise, so a shift
+/// the interval barely separates from 1 is not called.
+fn classify(ratio: f64, ci: &ConfidenceInterval, threshold: f64, significant: bool) -> Verdict {
     let (up, down) = (1.0 + threshold, 1.0 - threshold);
-    // The whole interval must clear half the threshold, not just 1: within-run samples understate
-    // between-run noise, so a shift the interval barely separates from 1 is not called.
-    let verdict = if ci.low > 1.0 + threshold / 2.0 && ratio > up && significant {
+    if ci.low > 1.0 + threshold / 2.0 && ratio > up && significant {
         Verdict::Regress
     } else if ci.high < 1.0 - threshold / 2.0 && ratio < down && significant {
         Verdict::Improve
@@ -110,15 +147,7 @@ pub fn two_sample_verdict(
         Verdict::Pass
     } else {
         Verdict::Inconclusive
-    };
-    Some(VerdictReport {
-        ratio: Some(ratio),
-        ratio_ci_low: Some(ci.low),
-        ratio_ci_high: Some(ci.high),
-        mann_whitney_p: p,
-        confidence_level: Some(ci.confidence_level),
-        ..VerdictReport::bare(verdict, VerdictMethod::TwoSample)
-    })
+    }
 }
 
 /// Verdict from the current metric's interval against the baseline value and its allowed max.

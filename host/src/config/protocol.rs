@@ -21,9 +21,10 @@ pub(crate) enum ProtoKey {
     TargetRelNoise,
     MaxTimeS,
     TimeoutS,
+    Processes,
 }
 
-pub(crate) const PROTOCOL_KEYS: [&str; 8] = [
+pub(crate) const PROTOCOL_KEYS: [&str; 9] = [
     "warmup",
     "warmup_max_s",
     "iters",
@@ -32,6 +33,7 @@ pub(crate) const PROTOCOL_KEYS: [&str; 8] = [
     "target_rel_noise",
     "max_time_s",
     "timeout_s",
+    "processes",
 ];
 
 impl ProtoKey {
@@ -45,6 +47,7 @@ impl ProtoKey {
             "target_rel_noise" => ProtoKey::TargetRelNoise,
             "max_time_s" => ProtoKey::MaxTimeS,
             "timeout_s" => ProtoKey::TimeoutS,
+            "processes" => ProtoKey::Processes,
             _ => return None,
         })
     }
@@ -98,7 +101,7 @@ pub(crate) fn parse(r: &mut Reader<'_>, node: &Node, path: &str) -> Vec<ProtoSet
         };
         let p = join(path, name);
         let value = match key {
-            ProtoKey::Warmup | ProtoKey::Iters | ProtoKey::MinSamples => {
+            ProtoKey::Warmup | ProtoKey::Iters | ProtoKey::MinSamples | ProtoKey::Processes => {
                 let hint = format!("`{name}` is a whole number of calls, e.g. `{name}: 10`");
                 match r.u64(v, &p, &hint) {
                     Some(0) if key != ProtoKey::Warmup => {
@@ -216,6 +219,7 @@ pub(crate) fn apply(
             ProtoKey::Warmup => s.warmup = count(*value),
             ProtoKey::WarmupMaxS => s.warmup_max_s = secs(*value),
             ProtoKey::TimeoutS => s.timeout_s = secs(*value),
+            ProtoKey::Processes => s.processes = u32::try_from(count(*value)).unwrap_or(u32::MAX),
             ProtoKey::Iters => fixed = Some(count(*value)),
             ProtoKey::MinSamples => {
                 fixed = None;
@@ -253,6 +257,7 @@ pub(crate) fn apply(
             ProtoKey::Warmup => s.warmup.to_string(),
             ProtoKey::WarmupMaxS => num(s.warmup_max_s),
             ProtoKey::TimeoutS => num(s.timeout_s),
+            ProtoKey::Processes => s.processes.to_string(),
             ProtoKey::Iters => fixed?.to_string(),
             ProtoKey::MinSamples if fixed.is_none() => min_samples.to_string(),
             ProtoKey::MinTimeS if fixed.is_none() => num(min_time_s),

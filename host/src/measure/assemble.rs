@@ -59,6 +59,8 @@ pub fn assemble(
                     graph: m.graph,
                     stats,
                     samples_ms: ctx.save_samples.then(|| m.per_call_ms.clone()),
+                    samples_per_process: (ctx.save_samples && m.samples_per_process.len() > 1)
+                        .then(|| m.samples_per_process.clone()),
                 },
             ))
         })
@@ -131,6 +133,7 @@ fn protocol_info(reply: &WorkerReply, ctx: &AssembleContext) -> ProtocolInfo {
         measure_time_s: reply.modes.iter().map(|m| m.elapsed_s).sum(),
         worker_start_ms: reply.loaded_after_ms,
         seed: ctx.seed,
+        processes: 1,
     }
 }
 
@@ -179,6 +182,7 @@ mod tests {
                 calls_per_sample: 10,
                 graph: false,
                 per_call_ms: vec![1.0, 2.0, 3.0],
+                samples_per_process: vec![3],
                 warmup_calls: 3,
                 stopped_by: "fixed".into(),
                 elapsed_s: 0.1,

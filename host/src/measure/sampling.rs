@@ -170,6 +170,7 @@ mod tests {
             warmup_max_s: 1.0,
             stopping: StoppingRule::Fixed { iters: 5 },
             timeout_s: 1.0,
+            processes: 1,
         };
         let s = sample(
             &mut FakeTimer {
@@ -194,6 +195,7 @@ mod tests {
             warmup_max_s: 1.0,
             stopping: StoppingRule::Fixed { iters: 3 },
             timeout_s: 1.0,
+            processes: 1,
         };
         let mut work = Count(0);
         let s = sample(
@@ -221,6 +223,7 @@ mod tests {
                 max_time_s: 60.0,
             },
             timeout_s: 1.0,
+            processes: 1,
         };
         let s = sample(
             &mut FakeTimer {

@@ -37,6 +37,9 @@ pub struct RawMode {
     pub calls_per_sample: u64,
     pub graph: bool,
     pub per_call_ms: Vec<f64>,
+    /// How many of `per_call_ms` each worker process took, in order (one entry per process).
+    #[serde(default)]
+    pub samples_per_process: Vec<usize>,
     pub warmup_calls: u64,
     pub stopped_by: String,
     pub elapsed_s: f64,

@@ -168,6 +168,7 @@ pub fn raw_mode(s: Sampled) -> RawMode {
         mode: s.mode.into(),
         calls_per_sample: s.calls_per_sample,
         graph: s.graph,
+        samples_per_process: vec![s.per_call_s.len()],
         per_call_ms: s.per_call_s.iter().map(|t| t * 1e3).collect(),
         warmup_calls: s.warmup_calls,
         stopped_by: s.stopped_by.into(),

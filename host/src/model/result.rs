@@ -76,6 +76,10 @@ pub struct ModeTiming {
     /// Per-call times of every sample, in ms; only with `--save-samples`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples_ms: Option<Vec<f64>>,
+    /// With `samples_ms`, when the samples come from several worker processes: how many of them
+    /// (in order) each process took. The gate's verdicts resample processes, then samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_per_process: Option<Vec<usize>>,
 }
 
 /// Declared work per call (from the kernel's cost model).
@@ -163,6 +167,13 @@ pub struct ProtocolInfo {
     /// Wall time from spawning the worker to the plugin being loaded and set up.
     pub worker_start_ms: f64,
     pub seed: u64,
+    /// Worker processes whose samples were pooled.
+    #[serde(default = "one_process")]
+    pub processes: u32,
+}
+
+fn one_process() -> u32 {
+    1
 }
 
 /// Everything about one case.

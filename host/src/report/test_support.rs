@@ -59,6 +59,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
                 graph: false,
                 stats: stats(p50 * 3.0, cv),
                 samples_ms: None,
+                samples_per_process: None,
             },
         );
         timing.insert(
@@ -68,6 +69,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
                 graph: true,
                 stats: stats(p50, cv),
                 samples_ms: None,
+                samples_per_process: None,
             },
         );
         let resources = Resources {
@@ -91,6 +93,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
                 graph: false,
                 stats: stats(p50, cv),
                 samples_ms: Some(vec![p50; 3]),
+                samples_per_process: None,
             },
         );
         let resources = Resources {
@@ -129,6 +132,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             measure_time_s: 0.4,
             worker_start_ms: 35.0,
             seed: 1337,
+            processes: 1,
         }),
     }
 }

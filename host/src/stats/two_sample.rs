@@ -1,7 +1,7 @@
 //! Two-sample evidence for the gate's noise-aware verdicts: a bootstrap interval of the ratio of
 //! a quantile (current / baseline) and the Mann–Whitney U test of a location shift.
 
-use rand::SeedableRng;
+use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,57 @@ pub fn ratio_of_quantiles_ci(
     for _ in 0..settings.resamples.max(1) {
         let b = draw_many(baseline, 1, &mut rng, &mut bbuf, &mut stat)[0];
         let c = draw_many(current, 1, &mut rng, &mut cbuf, &mut stat)[0];
+        if b > 0.0 {
+            ratios.push(c / b);
+        }
+    }
+    if ratios.is_empty() {
+        return None;
+    }
+    Some((
+        point,
+        percentile_interval(ratios, point, settings.confidence_level),
+    ))
+}
+
+/// [`ratio_of_quantiles_ci`] for samples taken in several processes: each resample first draws
+/// processes with replacement, then samples with replacement inside each drawn process, and pools
+/// them. When processes disagree (a CPU kernel whose speed depends on where a process's buffers
+/// landed), the interval is as wide as that disagreement, which the flat bootstrap hides.
+/// `None` when either side has no process or the baseline's pooled quantile is not positive.
+pub fn hierarchical_ratio_ci(
+    baseline: &[&[f64]],
+    current: &[&[f64]],
+    q: f64,
+    settings: &BootstrapSettings,
+) -> Option<(f64, ConfidenceInterval)> {
+    let pooled =
+        |groups: &[&[f64]]| -> Vec<f64> { groups.iter().flat_map(|g| g.iter().copied()).collect() };
+    let (mut base_all, mut cur_all) = (pooled(baseline), pooled(current));
+    if base_all.is_empty() || cur_all.is_empty() {
+        return None;
+    }
+    let base_point = quantile_unsorted(&mut base_all, q);
+    if base_point <= 0.0 {
+        return None;
+    }
+    let point = quantile_unsorted(&mut cur_all, q) / base_point;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(settings.seed);
+    let mut buf = Vec::new();
+    let resample = |groups: &[&[f64]], rng: &mut Xoshiro256PlusPlus, buf: &mut Vec<f64>| {
+        buf.clear();
+        for _ in 0..groups.len() {
+            let g = groups[rng.random_range(0..groups.len() as u64) as usize];
+            for _ in 0..g.len() {
+                buf.push(g[rng.random_range(0..g.len() as u64) as usize]);
+            }
+        }
+        quantile_unsorted(buf, q)
+    };
+    let mut ratios = Vec::with_capacity(settings.resamples);
+    for _ in 0..settings.resamples.max(1) {
+        let b = resample(baseline, &mut rng, &mut buf);
+        let c = resample(current, &mut rng, &mut buf);
         if b > 0.0 {
             ratios.push(c / b);
         }
@@ -187,5 +238,47 @@ mod tests {
             )
             .is_none()
         );
+    }
+}
+
+#[cfg(test)]
+mod hierarchical_tests {
+    use super::*;
+
+    fn settings() -> BootstrapSettings {
+        BootstrapSettings::with_seed(9)
+    }
+
+    #[test]
+    fn agreeing_processes_give_a_narrow_interval_around_the_shift() {
+        let base: Vec<Vec<f64>> = (0..3)
+            .map(|p| {
+                (0..30)
+                    .map(|i| 1.0 + 0.001 * ((i * 7 + p) % 11) as f64)
+                    .collect()
+            })
+            .collect();
+        let cur: Vec<Vec<f64>> = base
+            .iter()
+            .map(|g| g.iter().map(|x| x * 1.25).collect())
+            .collect();
+        let (b, c): (Vec<&[f64]>, Vec<&[f64]>) = (
+            base.iter().map(|v| &v[..]).collect(),
+            cur.iter().map(|v| &v[..]).collect(),
+        );
+        let (ratio, ci) = hierarchical_ratio_ci(&b, &c, 0.5, &settings()).unwrap();
+        assert!((ratio - 1.25).abs() < 1e-9);
+        assert!(ci.low > 1.2 && ci.high < 1.3, "{ci:?}");
+    }
+
+    #[test]
+    fn a_process_in_another_mode_widens_the_interval_past_one() {
+        // Same code, but one process of the current run landed in a layout twice as slow.
+        let fast: Vec<f64> = (0..30).map(|i| 1.0 + 0.001 * (i % 7) as f64).collect();
+        let slow: Vec<f64> = fast.iter().map(|x| x * 2.0).collect();
+        let base = [&fast[..], &fast[..], &fast[..]];
+        let cur = [&fast[..], &fast[..], &slow[..]];
+        let (_, ci) = hierarchical_ratio_ci(&base, &cur, 0.95, &settings()).unwrap();
+        assert!(ci.low <= 1.0 + 1e-9 && ci.high >= 1.9, "{ci:?}");
     }
 }
