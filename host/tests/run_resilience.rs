@@ -29,7 +29,14 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
     assert!(first.status.success(), "{}", stderr(&first));
     let before = std::fs::read(dir.path().join("summary.json")).unwrap();
 
-    // known_duration finishes, then hang holds the run until the host is killed.
+    // known_duration finishes, then hang holds the run until the host is killed. One worker
+    // process per case, so known_duration is final before hang starts.
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path().join("10-one-process.yaml"),
+        "kernel: '*'\nprotocol: {processes: 1}\n",
+    )
+    .unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
         .args([
             "run",
@@ -40,6 +47,8 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
             "--timeout",
             "60",
         ])
+        .arg("--config-dir")
+        .arg(config.path())
         .args([
             "--filter",
             "fixtures.known_duration",

@@ -9,8 +9,7 @@ use apex_plugin_api::{Backend, Precision};
 use super::discovery_opts::DiscoveryOpts;
 use super::exit_codes::ApexExitCode;
 use crate::config::CliOverrides;
-use crate::measure::wire::{WIRE_VERSION, WorkerRequest};
-use crate::measure::{AssembleContext, WorkerOutcome, assemble, pool, run_in_worker};
+use crate::measure::{AssembleContext, ScheduleContext, ScheduleEvent, run_plan};
 use crate::model::{CaseResult, CaseStatus, RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION};
 use crate::plan::{Filter, Plan};
 use crate::report::{self, Progress, RunWriter};
@@ -146,65 +145,25 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     };
 
     let mut progress = Progress::new(plan.cases.len(), args.verbose);
-    let mut results = Vec::with_capacity(plan.cases.len());
-    for (i, case) in plan.cases.iter().enumerate() {
-        progress.case_started(&case.key);
-        let result = match &case.skip {
-            Some(reason) => CaseResult::without_measurements(
-                case.key.clone(),
-                &case.kernel.plugin,
-                CaseStatus::Skipped,
-                reason.clone(),
-            ),
-            None => {
-                // Device timings do not depend on the host process's memory layout, and each
-                // process would add a CUDA context: CUDA cases use one process.
-                let processes = if case.key.backend == "cpu" {
-                    case.resolved.protocol.processes.max(1)
-                } else {
-                    1
-                };
-                let request = WorkerRequest {
-                    wire_version: WIRE_VERSION,
-                    library: case.kernel.library.clone(),
-                    kernel: case.kernel.id.clone(),
-                    params: case.resolved.params.clone(),
-                    backend: case.key.backend.clone(),
-                    precision: case.key.precision.clone(),
-                    seed: args.seed,
-                    settings: case.resolved.protocol.share_of(processes),
-                    tolerance: crate::model::tolerance_map(&case.resolved.tolerance),
-                    graph_capturable: case.kernel.graph_capturable,
-                    device: args.device,
-                    spawned_at_unix_s: 0.0,
-                };
-                // A process that fails decides the case: the others are not started.
-                let mut outcomes = Vec::with_capacity(processes as usize);
-                for p in 0..processes {
-                    let scratch = writer
-                        .partial_dir()
-                        .join("workers")
-                        .join(format!("{i}-{p}"));
-                    let outcome = run_in_worker(&exe, &request, &scratch);
-                    let failed =
-                        !matches!(&outcome, WorkerOutcome::Replied(r) if r.error.is_none());
-                    outcomes.push(outcome);
-                    if failed {
-                        break;
-                    }
-                }
-                let mut result =
-                    assemble(case.key.clone(), &case.kernel.plugin, pool(outcomes), &ctx);
-                if let Some(p) = result.protocol.as_mut() {
-                    p.processes = processes;
-                }
-                result
+    let scratch = writer.partial_dir().to_path_buf();
+    let schedule = ScheduleContext {
+        exe: &exe,
+        scratch: &scratch,
+        seed: args.seed,
+        device: args.device,
+        assemble: ctx,
+    };
+    let results = run_plan(&plan, &schedule, |event| {
+        match event {
+            ScheduleEvent::Started(key) => progress.case_started(key),
+            ScheduleEvent::Finished(result) => {
+                writer.record(result)?;
+                progress.case_finished(result);
             }
-        };
-        writer.record(&result).map_err(internal)?;
-        progress.case_finished(&result);
-        results.push(result);
-    }
+        }
+        Ok::<(), report::WriteError>(())
+    })
+    .map_err(internal)?;
     progress.finish();
 
     let env = report::env::collect(serde_json::json!({

@@ -266,7 +266,6 @@ mod tests {
 
     #[test]
     fn interval_and_point_verdicts() {
-        let opts = GateOptions::default();
         let ci = |low, high| ConfidenceInterval {
             low,
             high,

@@ -15,6 +15,7 @@ mod cuda_case;
 mod isolation;
 mod pool;
 mod sampling;
+mod schedule;
 mod timer;
 pub mod wire;
 mod worker;
@@ -24,6 +25,7 @@ pub use cpu_timer::CpuTimer;
 pub use isolation::{WORKER_SUBCOMMAND, WorkerOutcome, run_in_worker, signal_name};
 pub use pool::pool;
 pub use sampling::{Sampled, sample};
+pub use schedule::{ScheduleContext, ScheduleEvent, processes_of, run_plan};
 pub use timer::{Timer, Workload};
 pub use worker::{WorkerError, run_worker};
 
