@@ -593,3 +593,30 @@ fn history_appends_and_renders_the_trend() {
     assert!(row.contains("| 1.0000 | 1.5000 | +50.0% |"), "{row}");
     assert!(md.contains("`01234567`"));
 }
+
+#[test]
+fn baseline_from_several_runs_takes_the_median_and_widens_by_the_spread() {
+    let k = key("tile_ops.tile_unpack", "cpu");
+    let runs: Vec<_> = [1.0, 1.1, 2.0]
+        .iter()
+        .map(|&ms| run(vec![ok_case(k.clone(), &[ms])]))
+        .collect();
+    let opts = TemplateOptions {
+        ratio: Some(0.9),
+        abs_ms: Some(0.0),
+        stats: vec!["p50_ms".into()],
+        notes: None,
+    };
+    let emitted = compare::emit_template_from_runs(&runs, &opts);
+    let m = emitted.baseline.metrics[&k.metric("p50_ms")];
+    assert_eq!(m.value_ms, 1.1, "the median run");
+    // The allowed maximum is 1.9 times the slowest run (2.0 ms): 3.8 ms.
+    let allowed = m.value_ms * (1.0 + m.max_regression_ratio) + m.max_regression_abs_ms;
+    assert!((allowed - 3.8).abs() < 1e-9, "{allowed}");
+    assert!(
+        emitted
+            .baseline
+            .baseline_notes
+            .contains("Widened by the spread between runs")
+    );
+}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::compare::load_run;
 use super::exit_codes::ApexExitCode;
-use crate::compare::{CompareError, KNOWN_STATS, TemplateOptions, emit_template};
+use crate::compare::{CompareError, KNOWN_STATS, TemplateOptions, emit_template_from_runs};
 use crate::report::write_json_atomic;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -24,9 +24,10 @@ pub enum BaselineCommand {
 #[derive(Debug, Clone, clap::Args)]
 #[command(next_help_heading = "Emit options")]
 pub struct EmitArgs {
-    /// The run to take values from.
+    /// The run to take values from (repeatable: several runs of the same build give each metric
+    /// the median value and a ratio widened to the spread between them).
     #[arg(long, value_name = "FILE", default_value = "reports/summary.json")]
-    pub from: PathBuf,
+    pub from: Vec<PathBuf>,
 
     /// Where to write the baseline (overwritten atomically).
     #[arg(long, value_name = "FILE")]
@@ -100,7 +101,11 @@ fn exec_emit(args: &EmitArgs) -> Result<i32, BaselineCliError> {
     {
         return Err(BaselineCliError::Stat(bad.clone()));
     }
-    let run = load_run(&args.from)?;
+    let runs = args
+        .from
+        .iter()
+        .map(|p| load_run(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut opts = TemplateOptions {
         ratio: args.ratio,
         abs_ms: args.abs_ms,
@@ -110,7 +115,7 @@ fn exec_emit(args: &EmitArgs) -> Result<i32, BaselineCliError> {
     if !args.stats.is_empty() {
         opts.stats = args.stats.clone();
     }
-    let emitted = emit_template(&run, &opts);
+    let emitted = emit_template_from_runs(&runs, &opts);
     write_json_atomic(&args.output, &emitted.baseline).map_err(CompareError::from)?;
     show(args, emitted.baseline.metrics.len(), &emitted.left_out);
     Ok(ApexExitCode::OK)
@@ -121,7 +126,11 @@ fn show(args: &EmitArgs, metrics: usize, left_out: &[(String, crate::model::Case
     println!(
         "wrote {} ({metrics} metrics from {})",
         args.output.display(),
-        args.from.display()
+        args.from
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     for (id, status) in left_out {
         println!("left out {id}: status {}", status.as_str());

@@ -45,5 +45,6 @@ pub use outputs::{
 };
 pub use template::{
     DEFAULT_TEMPLATE_STATS, EmittedTemplate, TemplateOptions, default_tolerance, emit_template,
+    emit_template_from_runs,
 };
 pub use verdict::{Verdict, VerdictMethod, VerdictReport};

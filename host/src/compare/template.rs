@@ -69,38 +69,110 @@ pub fn default_tolerance(case: &CaseResult, stat: &str) -> (f64, f64) {
     }
 }
 
+/// [`emit_template_from_runs`] of one run.
 pub fn emit_template(run: &RunSummary, opts: &TemplateOptions) -> EmittedTemplate {
+    emit_template_from_runs(std::slice::from_ref(run), opts)
+}
+
+/// A template from several runs of the same build (the first run names the suite). A metric is
+/// kept when its case is `ok` in every run; its value is the median across runs, and its ratio is
+/// widened so that the allowed maximum is `(1 + ratio)` times the slowest run seen:
+/// `ratio' = (1 + ratio) * slowest / median - 1`. A case that is stable between runs keeps the
+/// ratio; one whose speed moves between runs (a CPU kernel sensitive to memory placement, say)
+/// gets the slack its own runs showed, and the notes list it.
+pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> EmittedTemplate {
+    let Some(run) = runs.first() else {
+        return EmittedTemplate {
+            baseline: Baseline {
+                schema_version: BASELINE_SCHEMA_VERSION,
+                suite: String::new(),
+                baseline_notes: "no run given".into(),
+                required_status: None,
+                metrics: BTreeMap::new(),
+                reference: None,
+            },
+            left_out: Vec::new(),
+        };
+    };
     let mut metrics = BTreeMap::new();
     let mut left_out = Vec::new();
+    let mut widened = Vec::new();
     let mut any_accelerator = false;
     for (id, case) in &run.benchmarks {
-        if case.status != CaseStatus::Ok {
-            left_out.push((id.clone(), case.status));
+        let not_ok = runs
+            .iter()
+            .map(|r| {
+                r.benchmarks
+                    .get(id)
+                    .map_or(CaseStatus::Skipped, |c| c.status)
+            })
+            .find(|s| *s != CaseStatus::Ok);
+        if let Some(status) = not_ok {
+            left_out.push((id.clone(), status));
             continue;
         }
         for stat in &opts.stats {
             let metric = format!("{id}/{stat}");
-            if let Current::Value(v) = lookup(run, &metric) {
-                let (ratio, abs) = default_tolerance(case, stat);
-                any_accelerator |= case.key.backend != "cpu";
-                metrics.insert(
-                    metric,
-                    BaselineMetric {
-                        value_ms: v.ms,
-                        max_regression_ratio: opts.ratio.unwrap_or(ratio),
-                        max_regression_abs_ms: opts.abs_ms.unwrap_or(abs),
-                    },
-                );
+            let mut values: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| match lookup(r, &metric) {
+                    Current::Value(v) => Some(v.ms),
+                    _ => None,
+                })
+                .collect();
+            if values.len() != runs.len() {
+                continue;
             }
+            values.sort_by(f64::total_cmp);
+            let median = crate::stats::quantile_sorted(&values, 0.5);
+            let slowest = values[values.len() - 1];
+            let (default_ratio, abs) = default_tolerance(case, stat);
+            let ratio = opts.ratio.unwrap_or(default_ratio);
+            let spread = if median > 0.0 { slowest / median } else { 1.0 };
+            let ratio = if spread > 1.0 {
+                ((1.0 + ratio) * spread - 1.0).max(ratio)
+            } else {
+                ratio
+            };
+            if spread > 1.05 {
+                widened.push(format!(
+                    "{metric} (runs up to {:.0} % above their median)",
+                    (spread - 1.0) * 100.0
+                ));
+            }
+            any_accelerator |= case.key.backend != "cpu";
+            metrics.insert(
+                metric,
+                BaselineMetric {
+                    value_ms: median,
+                    max_regression_ratio: ratio,
+                    max_regression_abs_ms: opts.abs_ms.unwrap_or(abs),
+                },
+            );
         }
     }
     let notes = opts.notes.clone().unwrap_or_else(|| {
-        format!(
-            "Template emitted by `apex-host baseline emit` from the `{}` run of {}: values are that run's \
-             measurements, tolerances the defaults per kind of metric (docs/protocol.md). Tighten them by \
-             hand for the target machine.",
-            run.suite, run.timestamp_utc
-        )
+        let mut notes = if runs.len() == 1 {
+            format!(
+                "Template emitted by `apex-host baseline emit` from the `{}` run of {}: values are that run's \
+                 measurements, tolerances the defaults per kind of metric (docs/protocol.md). Tighten them by \
+                 hand for the target machine.",
+                run.suite, run.timestamp_utc
+            )
+        } else {
+            format!(
+                "Emitted by `apex-host baseline emit` from {} runs of `{}` (the first of {}): values are the \
+                 median across runs; each ratio is widened so the allowed maximum is (1 + ratio) times the \
+                 slowest run (docs/protocol.md).",
+                runs.len(),
+                run.suite,
+                run.timestamp_utc
+            )
+        };
+        if !widened.is_empty() {
+            notes.push_str(&format!(" Widened by the spread between runs: {}.", widened.join("; ")));
+        }
+        notes
     });
     EmittedTemplate {
         baseline: Baseline {
