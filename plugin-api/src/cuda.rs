@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
-use cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
 
 use crate::{CudaHandles, PluginError};
 
@@ -22,8 +22,7 @@ pub struct CudaSession {
 impl CudaSession {
     /// Attaches to the device and stream in `handles`.
     pub fn attach(handles: &CudaHandles) -> Result<Self, PluginError> {
-        // SAFETY: only probes whether the library can be dlopened.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        if !driver_present() {
             return Err(PluginError::cuda(
                 "cuda_unavailable: libcuda.so.1 not found",
             ));
@@ -56,27 +55,7 @@ impl CudaSession {
 
     /// Compiles `source` with NVRTC for this device and loads it. Compile errors carry the log.
     pub fn compile(&self, name: &str, source: &str) -> Result<Arc<CudaModule>, PluginError> {
-        // SAFETY: only probes whether the library can be dlopened.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err(PluginError::cuda(
-                "nvrtc_unavailable: libnvrtc.so not found",
-            ));
-        }
-        let opts = CompileOptions {
-            arch: Some(self.arch()),
-            name: Some(format!("{name}.cu")),
-            options: vec!["--std=c++17".into()],
-            ..Default::default()
-        };
-        let ptx = std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
-            .map_err(PluginError::from_panic)?
-            .map_err(|e| match e {
-                CompileError::CompileError { log, .. } => PluginError::cuda(format!(
-                    "NVRTC compile of {name} failed:\n{}",
-                    log.to_string_lossy()
-                )),
-                other => PluginError::cuda(format!("NVRTC compile of {name} failed: {other:?}")),
-            })?;
+        let ptx = compile_ptx(name, source, self.arch())?;
         self.ctx.load_module(ptx).map_err(cuda_error)
     }
 
@@ -88,6 +67,43 @@ impl CudaSession {
     ) -> Result<CudaFunction, PluginError> {
         module.load_function(name).map_err(cuda_error)
     }
+}
+
+/// Whether libcuda can be loaded (cudarc panics, rather than failing, when it cannot).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether libnvrtc can be loaded.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Compiles `source` to PTX for `arch` (`sm_90`, …). Needs NVRTC but no GPU, so tests can check
+/// every kernel source on a machine without one; [`CudaSession::compile`] uses the same options.
+pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, PluginError> {
+    if !nvrtc_present() {
+        return Err(PluginError::cuda(
+            "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
+        ));
+    }
+    let opts = CompileOptions {
+        arch: Some(arch),
+        name: Some(format!("{name}.cu")),
+        options: vec!["--std=c++17".into()],
+        ..Default::default()
+    };
+    std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
+        .map_err(PluginError::from_panic)?
+        .map_err(|e| match e {
+            CompileError::CompileError { log, .. } => PluginError::cuda(format!(
+                "NVRTC compile of {name} failed:\n{}",
+                log.to_string_lossy()
+            )),
+            other => PluginError::cuda(format!("NVRTC compile of {name} failed: {other:?}")),
+        })
 }
 
 /// A CUDA driver error as a plugin error whose message starts with the CUDA error name.

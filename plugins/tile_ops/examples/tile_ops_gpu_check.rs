@@ -17,13 +17,13 @@
 use std::process::ExitCode;
 
 use apex_plugin_api::{
-    Backend, CudaHandles, Instance, Kernel, ParamValue, Precision, cuda::cuda_error,
+    Backend, CudaHandles, Instance, Kernel, ParamValue, Precision,
+    cuda::{cuda_error, driver_present},
 };
 use apex_plugin_tile_ops::{
     case::OpKernel,
     harness::{check, params, request},
     ops::{FusedStage, FusionGate, TilePack, TileUnpack},
-    probe::driver_present,
     self_check,
 };
 use cudarc::driver::{CudaContext, CudaStream, sys::CUevent_flags};

@@ -17,7 +17,6 @@ mod element;
 pub mod harness;
 pub mod op;
 pub mod ops;
-pub mod probe;
 pub mod program;
 pub mod selection;
 pub mod self_check;

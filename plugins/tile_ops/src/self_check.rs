@@ -195,7 +195,7 @@ pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::{compile_ptx, driver_present, nvrtc_present};
+    use apex_plugin_api::cuda::{compile_ptx, driver_present, nvrtc_present};
 
     #[test]
     #[expect(
