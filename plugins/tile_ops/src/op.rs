@@ -12,6 +12,20 @@ pub struct Inputs<T> {
     pub ints: Vec<Vec<i32>>,
 }
 
+impl<T: crate::Element> Inputs<T> {
+    /// A feature map `F` uniform in [-2, 2) and the tile ids of `pattern`, from `seed` (the inputs
+    /// of the ops that read tiles out of one map: TilePack and the fused stage).
+    pub fn map_and_ids(shape: &crate::TileShape, pattern: &crate::IdPattern, seed: u64) -> Self {
+        use crate::selection::{Rng, uniform};
+        let ids = pattern.generate(shape, &mut Rng::new(seed, 1));
+        let f = uniform(shape.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
+        Inputs {
+            data: vec![f],
+            ints: vec![ids],
+        }
+    }
+}
+
 /// Reusable CPU working memory, sized at setup so that `run` does not grow it.
 #[derive(Debug, Default)]
 pub struct CpuScratch {

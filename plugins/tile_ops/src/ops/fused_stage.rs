@@ -15,7 +15,6 @@ use crate::{
     device::{DeviceState, grid_1d},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
-    selection::{Rng, uniform},
 };
 
 const SOURCE: &str = include_str!("../cuda/fused_stage.cu");
@@ -99,12 +98,7 @@ impl TileOp for FusedStage {
     }
 
     fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
-        let ids = self.ids.generate(&self.shape, &mut Rng::new(seed, 1));
-        let f = uniform(self.shape.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
-        Inputs {
-            data: vec![f],
-            ints: vec![ids],
-        }
+        Inputs::map_and_ids(&self.shape, &self.ids, seed)
     }
 
     fn run_cpu<T: Element>(
