@@ -129,6 +129,8 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
         .map_err(config_error)?;
 
+    let baseline = super::gate::load_baseline(args, opts.root.as_deref())?;
+
     let run_id = format!(
         "{}-{}",
         jiff::Timestamp::now().as_second(),
@@ -173,7 +175,10 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),
     }));
     let summary = summarize(args, &env, results);
-    let gate = super::gate::run_gate(args, opts.root.as_deref(), &summary)?;
+    let gate = match &baseline {
+        Some(b) => Some(super::gate::run_gate(b, &summary, &args.output_dir)?),
+        None => None,
+    };
     writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
     let written = writer
         .finish(&summary, &registry.manifest(), &env)
