@@ -1,0 +1,117 @@
+//! The gate through the real binary: a slowdown of the same case beyond the tolerance fails
+//! `run --compare` with exit 2; `--compare-to` reads a baseline from a commit of this repository; a missing ref stops
+//! the run before anything is measured.
+
+mod support;
+
+use support::{apex, read_json, root, stderr};
+
+fn slow_run(out: &std::path::Path, slowdown: &str, extra: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"));
+    cmd.args([
+        "run",
+        "--backends",
+        "cpu",
+        "--quick",
+        "--fixtures",
+        "--filter",
+        "fixtures.slow",
+    ])
+    .args(extra)
+    .arg("--output-dir")
+    .arg(out)
+    .arg("--root")
+    .arg(root())
+    .env("CI", "1")
+    .env("APEX_FIXTURE_SLOWDOWN", slowdown);
+    cmd.output().unwrap()
+}
+
+#[test]
+fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
+    // Ratio 0.9 allows 1.9x; the slow run does 3x the work, so other tests sharing the machine
+    // cannot make this flaky.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    assert!(slow_run(&base, "1", &[]).status.success());
+    let baseline = dir.path().join("baseline.json");
+    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args([
+            "baseline", "emit", "--stat", "p50_ms", "--ratio", "0.9", "--abs-ms", "0",
+        ])
+        .arg("--from")
+        .arg(base.join("summary.json"))
+        .arg("--output")
+        .arg(&baseline)
+        .output()
+        .unwrap();
+    assert!(emit.status.success(), "{}", stderr(&emit));
+
+    let slow = dir.path().join("slow");
+    let out = slow_run(&slow, "3", &["--compare", baseline.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let cmp = read_json(&slow.join("compare_summary.json"));
+    assert_eq!(cmp["counts"]["over_limit"], 1, "{cmp}");
+    assert!(
+        std::fs::read_to_string(slow.join("regressions.md"))
+            .unwrap()
+            .contains("fixtures.slow")
+    );
+    assert!(
+        std::fs::read_to_string(slow.join("summary.md"))
+            .unwrap()
+            .contains("fixtures.slow")
+    );
+}
+
+#[test]
+fn compare_to_reads_the_baseline_from_a_commit_and_a_missing_ref_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = apex(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--quick",
+        "--filter",
+        "example.saxpy",
+        "--compare-to",
+        "HEAD",
+        "--baseline-path",
+        "baselines/cpu.json",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    // Only one case ran, so the committed baseline's other metrics are missing: exit 2, and the
+    // compare summary shows the baseline was read from the commit (its metrics are all checked;
+    // this debug build is not the release build the values were measured with).
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let cmp = read_json(&dir.path().join("compare_summary.json"));
+    assert_eq!(cmp["baseline_suite"], "apex_bench");
+    assert!(cmp["counts"]["missing"].as_u64().unwrap() > 0);
+    let committed = std::process::Command::new("git")
+        .current_dir(root())
+        .args(["show", "HEAD:baselines/cpu.json"])
+        .output()
+        .unwrap();
+    let committed: serde_json::Value = serde_json::from_slice(&committed.stdout).unwrap();
+    let metrics = committed["metrics"].as_object().unwrap().len() as u64;
+    assert!(
+        cmp["counts"]["total"].as_u64().unwrap() >= metrics,
+        "{}",
+        cmp["counts"]
+    );
+
+    let missing = tempfile::tempdir().unwrap();
+    let out = apex(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--compare-to",
+        "no-such-ref",
+        "--output-dir",
+        missing.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("no-such-ref"), "{}", stderr(&out));
+    assert!(!missing.path().join("summary.json").exists(), "nothing ran");
+}
