@@ -103,6 +103,30 @@ fn each_fixture_gets_its_status_and_reason_and_healthy_cases_are_unaffected() {
         assert!(c["p50_ms"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(s["status"], "failed");
+
+    // Every file of the real run validates against its schema in docs/schemas/.
+    for (file, schema) in [
+        ("summary.json", "summary.schema.json"),
+        ("env.json", "env.schema.json"),
+        ("kernel_manifest.json", "kernel_manifest.schema.json"),
+        ("kernels/fixtures.segfault.json", "case.schema.json"),
+        ("kernels/example.saxpy.json", "case.schema.json"),
+    ] {
+        let doc = read_json(&dir.path().join(file));
+        if let Err(e) = validate(schema, &doc) {
+            panic!("{file} does not validate against {schema}: {e}");
+        }
+    }
+}
+
+/// Validates `doc` against `docs/schemas/<schema>`.
+fn validate(schema: &str, doc: &serde_json::Value) -> Result<(), String> {
+    let path = support::root().join("docs/schemas").join(schema);
+    let mut schemas = boon::Schemas::new();
+    let idx = boon::Compiler::new()
+        .compile(&path.display().to_string(), &mut schemas)
+        .map_err(|e| format!("schema does not compile: {e:#}"))?;
+    schemas.validate(doc, idx).map_err(|e| format!("{e:#}"))
 }
 
 /// Linear interpolation between order statistics, written independently of `stats`.
