@@ -15,6 +15,7 @@
 //!   [`Provenance`] for each value.
 //! * `check.rs` holds the checks that need every discovered kernel.
 
+mod axes;
 mod check;
 mod entry;
 mod errors;
