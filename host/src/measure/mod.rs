@@ -1,11 +1,12 @@
-//! Measurement: each case runs in a worker process (the host re-executes itself) that loads only
-//! its plugin, samples with one protocol for every backend, checks accuracy on fresh inputs and
-//! writes a reply; the host turns every way a worker can end into a case result.
+//! Measurement: each case runs in worker processes (the host re-executes itself) that load only
+//! its plugin, sample with one protocol for every backend, check accuracy on fresh inputs and
+//! write a reply; the host turns every way a worker can end into a case result.
 //!
 //! ```text
-//! host: isolation::run_in_worker ──spawn──► apex-host __worker ── worker::run_worker
+//! host: schedule::run_plan (rounds: process r of every case, then r + 1)
+//!         └─ isolation::run_in_worker ──spawn──► apex-host __worker ── worker::run_worker
 //!                                                   │ setup → sampling::sample(Timer) → check_accuracy
-//!       assemble::assemble ◄──reply.json / signal / timeout──┘
+//!       pool::pool → assemble::assemble ◄──reply.json / signal / timeout──┘
 //! ```
 //! The timers: [`CpuTimer`] here, the CUDA cold and batch timers in `crate::cuda`.
 
