@@ -285,10 +285,11 @@ pub struct GateTuning {
 impl FusionGate {
     /// The knobs for this shape on a device with `sm_count` SMs, as apex-host measured them on an
     /// H200 (batch mode, µs per call; plain launches gave the same within 1 %). At B=8, C=256,
-    /// 256x256, fp16 is fastest one channel at a time with plain accesses (193.7 against 196.9
-    /// for two channels per thread, loaded together, evict-first) and fp32 with the latter (394.7
-    /// against 424.8). When the three maps fit in L2 (the fixed profile: 6.1 against 7.2 µs at
-    /// fp32) evict-first only throws away the reuse between calls, so the plain path is kept.
+    /// 256x256: fp16 is fastest with up to four channels per thread, two loaded together, plain
+    /// accesses (186.7 against 193.9 for sixteen one at a time, 194.6 for two, 190.0 for eight);
+    /// fp32 with two channels per thread loaded together and evict-first accesses (394.7 against
+    /// 424.8). When the three maps fit in L2 (the fixed profile: 6.1 against 7.2 µs at fp32)
+    /// evict-first only throws away the reuse between calls, so it is kept for large maps.
     pub fn tuning(&self, precision: Precision, sm_count: usize) -> GateTuning {
         let vec = vec_elems(precision, self.shape.height * self.shape.width);
         let channels = channels_per_thread(&self.shape, vec, sm_count);
@@ -301,8 +302,8 @@ impl FusionGate {
             }
         } else {
             GateTuning {
-                channels_per_thread: channels,
-                unroll: 1,
+                channels_per_thread: channels.min(4),
+                unroll: 2,
                 hint: 0,
             }
         }

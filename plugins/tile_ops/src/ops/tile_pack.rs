@@ -150,13 +150,14 @@ impl TilePack {
         assemble(precision, &defines, SOURCE)
     }
 
-    /// The knobs for this shape: one plain vector per thread with `tile_pack`, the fastest that
-    /// apex-host measured on an H200 (B=8, C=256, 256x256, batch mode, µs per call): 70.8, 165.5,
-    /// 147.1 at t=8/16/32 fp16 and 303.6 at t=16 fp32, against 72.7, 177.4, 164.3 and 336.7 for
-    /// `tile_pack_rows` / two or four vectors per thread with evict-first accesses.
+    /// The knobs for this shape, as apex-host measured them on an H200 (B=8, C=256, 256x256,
+    /// batch mode, µs per call): two plain vectors per thread from t=16 (t=16 fp16 151.4 against
+    /// 164.4 with one, t=32 140.8 against 146.7, t=16 fp32 287.6 against 302.0), one below (t=8:
+    /// 70.7 against 72.7 fp16, 100.7 against 106.9 fp32). Four vectors, evict-first accesses and
+    /// `tile_pack_rows` were slower everywhere.
     pub fn tuning(&self, _precision: Precision) -> PackTuning {
         PackTuning {
-            vectors_per_thread: 1,
+            vectors_per_thread: if self.shape.tile >= 16 { 2 } else { 1 },
             hint: 0,
             slot_major: false,
         }
