@@ -269,10 +269,6 @@ impl TileOp for FusionGate {
     }
 }
 
-/// Above this many bytes of maps per call, no current GPU's L2 holds them between calls (an
-/// H200 has 60 MiB), so streaming (evict-first) accesses cost nothing.
-const STREAMING_MIN_BYTES: usize = 64 << 20;
-
 /// The CUDA knobs of `fusion_gate.cu`: channels per thread (`CPB`), channels loaded before use
 /// (`UNROLL`) and the cache policy (`HINT`, see `common.cuh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,28 +280,17 @@ pub struct GateTuning {
 
 impl FusionGate {
     /// The knobs for this shape on a device with `sm_count` SMs, as apex-host measured them on an
-    /// H200 (batch mode, µs per call; plain launches gave the same within 1 %). At B=8, C=256,
-    /// 256x256: fp16 is fastest with up to four channels per thread, two loaded together, plain
-    /// accesses (186.7 against 193.9 for sixteen one at a time, 194.6 for two, 190.0 for eight);
-    /// fp32 with two channels per thread loaded together and evict-first accesses (394.7 against
-    /// 424.8). When the three maps fit in L2 (the fixed profile: 6.1 against 7.2 µs at fp32)
-    /// evict-first only throws away the reuse between calls, so it is kept for large maps.
+    /// H200 (B=8, C=256, 256x256, batch mode, µs per call; plain launches gave the same within
+    /// 1 %): a few channels per thread, two loaded together, plain accesses. fp16 with up to four
+    /// channels: 186.7 (sixteen one at a time 193.9, two 194.6, eight 190.0); fp32 with up to two:
+    /// 367.8 (four 369.8, sixteen one at a time 424.8, two with evict-first accesses 398.7).
     pub fn tuning(&self, precision: Precision, sm_count: usize) -> GateTuning {
         let vec = vec_elems(precision, self.shape.height * self.shape.width);
-        let channels = channels_per_thread(&self.shape, vec, sm_count);
-        let maps_bytes = 3 * self.shape.map_len() * precision.size_bytes();
-        if precision == Precision::Fp32 && maps_bytes > STREAMING_MIN_BYTES {
-            GateTuning {
-                channels_per_thread: channels.min(2),
-                unroll: 2,
-                hint: 1,
-            }
-        } else {
-            GateTuning {
-                channels_per_thread: channels.min(4),
-                unroll: 2,
-                hint: 0,
-            }
+        let most = if precision == Precision::Fp32 { 2 } else { 4 };
+        GateTuning {
+            channels_per_thread: channels_per_thread(&self.shape, vec, sm_count).min(most),
+            unroll: 2,
+            hint: 0,
         }
     }
 
