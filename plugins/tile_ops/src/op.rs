@@ -26,6 +26,19 @@ impl<T: crate::Element> Inputs<T> {
     }
 }
 
+/// The descriptor every tile op starts from: CPU and CUDA, fp32/fp16/bf16, graph-capturable (every
+/// `run` only enqueues), and the shape parameters of [`crate::TileShape`].
+pub fn base_descriptor(id: &str, description: &str) -> KernelDescriptor {
+    use apex_plugin_api::Backend;
+    crate::TileShape::param_specs().into_iter().fold(
+        KernelDescriptor::new(id, description)
+            .backends(&[Backend::Cpu, Backend::Cuda])
+            .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
+            .graph_capturable(true),
+        KernelDescriptor::param,
+    )
+}
+
 /// Reusable CPU working memory, sized at setup so that `run` does not grow it.
 #[derive(Debug, Default)]
 pub struct CpuScratch {

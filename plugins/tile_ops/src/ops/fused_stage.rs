@@ -6,7 +6,7 @@
 use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
-    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
+    KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
 use cudarc::driver::PushKernelArg;
 
@@ -30,16 +30,10 @@ pub struct FusedStage {
 
 impl TileOp for FusedStage {
     fn descriptor() -> KernelDescriptor {
-        let mut d = KernelDescriptor::new(
+        let d = crate::op::base_descriptor(
             "tile_ops.fused_stage",
             "out = F except inside selected tiles, where x -> (vs*x + vb) * relu(gs*x + gb); one pass",
-        )
-        .backends(&[Backend::Cpu, Backend::Cuda])
-        .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
-        .graph_capturable(true);
-        for spec in TileShape::param_specs() {
-            d = d.param(spec);
-        }
+        );
         // Defaults are the PyTorch anchor's op, so both time the same arithmetic.
         d.param(ParamSpec::str(IdPattern::PARAM, "sorted", IdPattern::HELP))
             .param(ParamSpec::float("value_scale", 1.1, "vs"))

@@ -5,7 +5,7 @@
 use crate::cpu_par::{for_each_chunk, for_each_chunk_pair};
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
-    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
+    KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -49,16 +49,10 @@ fn clean(v: f64) -> f64 {
 
 impl TileOp for FusionGate {
     fn descriptor() -> KernelDescriptor {
-        let mut d = KernelDescriptor::new(
+        let d = crate::op::base_descriptor(
             "tile_ops.fusion_gate",
             "alpha = sigmoid(softplus(wb)*boundary + softplus(wu)*uncertainty + bias); fused = base + alpha*(heavy - base)",
-        )
-        .backends(&[Backend::Cpu, Backend::Cuda])
-        .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
-        .graph_capturable(true);
-        for spec in TileShape::param_specs() {
-            d = d.param(spec);
-        }
+        );
         d.param(ParamSpec::float(
             "boundary_log_weight",
             1.0,

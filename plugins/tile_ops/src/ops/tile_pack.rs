@@ -4,7 +4,7 @@
 use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
-    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
+    KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -26,16 +26,10 @@ pub struct TilePack {
 
 impl TileOp for TilePack {
     fn descriptor() -> KernelDescriptor {
-        let mut d = KernelDescriptor::new(
+        let mut d = crate::op::base_descriptor(
             "tile_ops.tile_pack",
             "gather K t x t tiles of F[B,C,H,W] into P[B,K,C,t,t]; empty slots (-1, out of range) give zeros",
-        )
-        .backends(&[Backend::Cpu, Backend::Cuda])
-        .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
-        .graph_capturable(true);
-        for spec in TileShape::param_specs() {
-            d = d.param(spec);
-        }
+        );
         d = d.param(ParamSpec::str(IdPattern::PARAM, "sorted", IdPattern::HELP));
         // A gather is a copy: bit-exact on every backend.
         for p in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {

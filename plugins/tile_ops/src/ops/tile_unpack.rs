@@ -16,7 +16,7 @@
 use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
-    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
+    KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
 use cudarc::driver::PushKernelArg;
 
@@ -49,16 +49,10 @@ pub struct TileUnpack {
 
 impl TileOp for TileUnpack {
     fn descriptor() -> KernelDescriptor {
-        let mut d = KernelDescriptor::new(
+        let d = crate::op::base_descriptor(
             "tile_ops.tile_unpack",
             "scatter P[B,K,C,t,t] over a copy of base[B,C,H,W]; overlaps: key (level-min)<<bits + k, highest wins (override) or blended in key order",
-        )
-        .backends(&[Backend::Cpu, Backend::Cuda])
-        .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
-        .graph_capturable(true);
-        for spec in TileShape::param_specs() {
-            d = d.param(spec);
-        }
+        );
         d.param(ParamSpec::str(IdPattern::PARAM, "sorted", IdPattern::HELP))
             .param(ParamSpec::str("mode", "override", "override (the winner's value) or blend ((1-alpha)*out + alpha*P per tile, in key order)"))
             .param(ParamSpec::float("alpha", 0.5, "blend weight in [0, 1] (mode = blend)"))
