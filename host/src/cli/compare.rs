@@ -90,16 +90,13 @@ impl CompareCliError {
 
 /// Reads a run's `summary.json`.
 pub fn load_run(path: &Path) -> Result<RunSummary, CompareError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CompareError::Read {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
-    serde_json::from_str(&text).map_err(|source| CompareError::Parse {
-        path: path.to_path_buf(),
-        line: source.line(),
-        column: source.column(),
-        hint: "CURRENT must be the summary.json written by `apex-host run`",
-        source,
+    let text = std::fs::read_to_string(path).map_err(|e| CompareError::read(path, e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        CompareError::parse(
+            path,
+            "CURRENT must be the summary.json written by `apex-host run`",
+            e,
+        )
     })
 }
 

@@ -24,7 +24,6 @@ pub struct LoadedLibrary {
 
 /// Loads `path` as an apex plugin. `Err` is a one-line reason.
 pub fn load_library(path: &Path, crate_dir: Option<&Path>) -> Result<LoadedLibrary, String> {
-    let _quiet = QuietPanics::install();
     preflight(path)?;
     let header = lib_header_from_path(path).map_err(|e| library_error(&e))?;
     let root: PluginRoot_Ref = header
@@ -132,27 +131,4 @@ pub fn open_kernel(library: &Path, id: &str) -> Result<OpenedKernel, String> {
         .find(|(info, _)| info.id == id)
         .map(|(info, kernel)| OpenedKernel { info, kernel })
         .ok_or_else(|| format!("kernel `{id}` is not in `{}`", library.display()))
-}
-
-type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
-
-/// Silences the panic message while a library loads: a panic in plugin code is caught by the
-/// export macro and becomes the library's one-line failure reason, so printing it too would only
-/// scatter a backtrace through `discover`'s output. The previous hook is restored on drop.
-struct QuietPanics(Option<PanicHook>);
-
-impl QuietPanics {
-    fn install() -> Self {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        Self(Some(previous))
-    }
-}
-
-impl Drop for QuietPanics {
-    fn drop(&mut self) {
-        if let Some(previous) = self.0.take() {
-            std::panic::set_hook(previous);
-        }
-    }
 }

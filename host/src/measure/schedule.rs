@@ -26,7 +26,7 @@ pub struct ScheduleContext<'a> {
 /// The number of worker processes of a case: none when skipped; one for CUDA (device timings do
 /// not depend on the host process's memory layout, and each process would add a CUDA context);
 /// `protocol.processes` on the CPU.
-pub fn processes_of(case: &PlannedCase) -> u32 {
+fn processes_of(case: &PlannedCase) -> u32 {
     match (&case.skip, case.key.backend.as_str()) {
         (Some(_), _) => 0,
         (None, "cpu") => case.resolved.protocol.processes.max(1),

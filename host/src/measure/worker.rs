@@ -6,7 +6,7 @@ use std::path::Path;
 
 use abi_stable::std_types::{ROption, RResult};
 use apex_plugin_api::ffi::FfiInstanceBox;
-use apex_plugin_api::{Backend, ParamValue, Params, Precision, SetupRequest, Tolerance, WorkUnit};
+use apex_plugin_api::{Backend, ParamValue, Params, Precision, SetupRequest, Tolerance};
 
 use super::sampling::{Sampled, sample};
 use super::wire::{RawMode, WIRE_VERSION, WorkerReply, WorkerRequest, unix_now_s};
@@ -119,14 +119,10 @@ pub fn work_block(instance: &FfiInstanceBox) -> Result<WorkBlock, WorkerError> {
             bytes_written: w.bytes_written,
             flops: w.flops,
             items: w.items,
-            unit: unit_name(w.unit).into(),
+            unit: w.unit.as_str().into(),
         }),
         RResult::RErr(e) => Err(WorkerError(format!("work() failed: {}", e.message))),
     }
-}
-
-fn unit_name(u: WorkUnit) -> &'static str {
-    u.as_str()
 }
 
 /// The accuracy protocol: fresh inputs from a new seed, poisoned outputs, one call, `sync`, then

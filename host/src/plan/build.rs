@@ -23,12 +23,6 @@ pub struct Plan {
     pub cases: Vec<PlannedCase>,
 }
 
-impl Plan {
-    pub fn to_run(&self) -> usize {
-        self.cases.iter().filter(|c| c.skip.is_none()).count()
-    }
-}
-
 /// `--filter GLOB` (repeatable): a case is kept when any glob matches its kernel id or its full
 /// case id (`kernel/backend/precision/params`).
 #[derive(Debug, Clone, Default)]
