@@ -10,7 +10,7 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::{
     Element, IdPattern, TileShape,
-    device::{BLOCK, DeviceState, grid_1d},
+    device::{DeviceState, grid_1d},
     op::{CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
 };
@@ -93,7 +93,7 @@ impl TileOp for TilePack {
         CudaProgram {
             name: "tile_pack",
             source: self.source(precision, self.tuning(precision)),
-            functions: &["tile_pack", "tile_pack_rows"],
+            functions: &["tile_pack"],
             scratch_i32: vec![],
         }
     }
@@ -108,22 +108,21 @@ impl TileOp for TilePack {
             ..
         } = device;
         let tuning = self.tuning(precision);
-        let rows = self.uses_rows(precision, tuning);
-        let mut b = session.stream.launch_builder(&functions[usize::from(rows)]);
+        let mut b = session.stream.launch_builder(&functions[0]);
         b.arg(&data[0]).arg(&ints[0]).arg(&mut outputs[0]);
         let cfg = self.launch_config(precision, tuning);
-        // SAFETY: both kernels take (f, ids, p) and `launch_config` covers every vector of P.
+        // SAFETY: `tile_pack` takes (f, ids, p) and `launch_config` covers every vector of P.
         unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
     }
 }
 
 /// The CUDA knobs of `tile_pack.cu`: vectors per thread (`NV`), the cache policy (`HINT`, see
-/// `common.cuh`) and whether rows of one vector use the slot-major `tile_pack_rows`.
+/// `common.cuh`) and the slots copied side by side (`RUN_SLOTS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PackTuning {
     pub vectors_per_thread: usize,
     pub hint: usize,
-    pub slot_major: bool,
+    pub run_slots: usize,
 }
 
 impl TilePack {
@@ -140,6 +139,7 @@ impl TilePack {
             ("VEC", vec_elems(precision, s.tile)),
             ("NV", tuning.vectors_per_thread),
             ("HINT", tuning.hint),
+            ("RUN_SLOTS", tuning.run_slots),
         ];
         assemble(precision, &defines, SOURCE)
     }
@@ -147,37 +147,31 @@ impl TilePack {
     /// The knobs for this shape, as apex-host measured them on an H200 (B=8, C=256, 256x256,
     /// batch mode, µs per call): two plain vectors per thread from t=16 (t=16 fp16 151.4 against
     /// 164.4 with one, t=32 140.8 against 146.7, t=16 fp32 287.6 against 302.0), one below (t=8:
-    /// 70.7 against 72.7 fp16, 100.7 against 106.9 fp32). Four vectors, evict-first accesses and
-    /// `tile_pack_rows` were slower everywhere.
-    pub fn tuning(&self, _precision: Precision) -> PackTuning {
+    /// 70.7 against 72.7 fp16, 100.7 against 106.9 fp32). Four vectors and evict-first accesses
+    /// were slower everywhere. Runs of 256 bytes of neighbouring slots against one slot at a time
+    /// and runs of 128/512 bytes: t=16 fp32 265.0 against 288.0/266.4/271.6, t=16 fp16 130.7
+    /// against 152.4/131.9/140.4, t=8 fp16 60.4 against 70.8/60.9/88.3.
+    pub fn tuning(&self, precision: Precision) -> PackTuning {
+        let row_bytes = self.shape.tile * precision.size_bytes();
         PackTuning {
             vectors_per_thread: if self.shape.tile >= 16 { 2 } else { 1 },
             hint: 0,
-            slot_major: false,
+            run_slots: (RUN_BYTES / row_bytes).max(1),
         }
     }
 
-    /// Whether `tuning` launches `tile_pack_rows` (function 1) rather than `tile_pack`.
-    pub fn uses_rows(&self, precision: Precision, tuning: PackTuning) -> bool {
-        tuning.slot_major && vec_elems(precision, self.shape.tile) == self.shape.tile
-    }
-
-    /// `tile_pack`: one block per `256 * NV` vectors of `P`. `tile_pack_rows` (rows of one
-    /// vector only): one block per channel of `256 / t` slots.
+    /// One block per `256 * NV` vectors of `P` (the slots rounded up to whole runs).
     pub fn launch_config(&self, precision: Precision, tuning: PackTuning) -> LaunchConfig {
         let s = &self.shape;
-        let vec = vec_elems(precision, s.tile);
-        if self.uses_rows(precision, tuning) {
-            let groups = s.slots().div_ceil(BLOCK as usize / s.tile);
-            return LaunchConfig {
-                grid_dim: ((groups * s.channels) as u32, 1, 1),
-                block_dim: (BLOCK, 1, 1),
-                shared_mem_bytes: 0,
-            };
-        }
-        grid_1d((s.tiles_len() / vec).div_ceil(tuning.vectors_per_thread))
+        let runs = s.slots().div_ceil(tuning.run_slots);
+        let vectors = runs * tuning.run_slots * s.tile_block() / vec_elems(precision, s.tile);
+        grid_1d(vectors.div_ceil(tuning.vectors_per_thread))
     }
 }
+
+/// The load run `tile_pack` aims for, in bytes: row i of this many bytes' worth of neighbouring
+/// slots side by side.
+const RUN_BYTES: usize = 256;
 
 /// The fast CPU gather: one task per slot (on all cores when `parallel`), a `copy_from_slice`
 /// per tile row.
@@ -272,6 +266,25 @@ mod tests {
             pack_reference(&shape, &f, &ids),
             p.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn runs_of_slots_span_256_bytes_and_the_grid_covers_the_last_partial_run() {
+        let kernel = OpKernel::<TilePack>::default();
+        // 3 slots (B=1, K=3) of 16-byte fp16 rows: runs of 16 slots, one partial run.
+        let p = crate::harness::params(&kernel, &small_shape(1, 2, 32, 8, 3));
+        let op = TilePack::plan(&p).unwrap();
+        let tuning = op.tuning(Precision::Fp16);
+        assert_eq!((tuning.run_slots, tuning.vectors_per_thread), (16, 1));
+        // 16 padded slots x 2 channels x 8 rows, one vector each: 256 vectors, one block.
+        assert_eq!(
+            op.launch_config(Precision::Fp16, tuning).grid_dim,
+            (1, 1, 1)
+        );
+        // A 64-byte fp32 row at t = 16: runs of 4 slots.
+        let p = crate::harness::params(&kernel, &small_shape(1, 2, 64, 16, 4));
+        let op = TilePack::plan(&p).unwrap();
+        assert_eq!(op.tuning(Precision::Fp32).run_slots, 4);
     }
 
     #[test]
