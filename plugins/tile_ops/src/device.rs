@@ -42,6 +42,29 @@ pub fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// Vectors each thread of a row-band kernel (`tile_unpack_override`, `fused_stage`) loads before
+/// it stores any (`UNROLL` in the kernels; see `OverrideLayout` for the measurements).
+pub const ROW_VECTORS_PER_THREAD: usize = 4;
+
+/// Channels per block of a row-band kernel whose band holds `band_vectors` vectors per channel:
+/// [`ROW_VECTORS_PER_THREAD`] vectors per thread, at least one channel, at most `channels`.
+pub fn channels_per_block(band_vectors: usize, channels: usize) -> usize {
+    (ROW_VECTORS_PER_THREAD * BLOCK as usize / band_vectors.max(1)).clamp(1, channels)
+}
+
+/// One block per row band (`bands`: batch x bands per map) in x and per channel group in y.
+pub fn band_grid(bands: usize, channels: usize, channels_per_block: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (
+            bands.max(1) as u32,
+            channels.div_ceil(channels_per_block) as u32,
+            1,
+        ),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 /// A 1-D launch covering `n` threads, one per output vector.
 pub fn grid_1d(n: usize) -> LaunchConfig {
     LaunchConfig {

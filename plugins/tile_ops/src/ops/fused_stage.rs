@@ -12,7 +12,7 @@ use cudarc::driver::PushKernelArg;
 
 use crate::{
     Element, IdPattern, TileShape,
-    device::{DeviceState, grid_1d},
+    device::{DeviceState, ROW_VECTORS_PER_THREAD, band_grid, channels_per_block},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
 };
@@ -161,12 +161,14 @@ impl TileOp for FusedStage {
             ("TILE", s.tile),
             ("KMAX", s.kmax),
             ("VEC", vec_elems(precision, s.tile)),
+            ("CPB", self.channels_per_block(precision)),
+            ("UNROLL", ROW_VECTORS_PER_THREAD),
         ];
         CudaProgram {
             name: "fused_stage",
             source: assemble(precision, &defines, SOURCE),
-            functions: &["fused_mark", "fused_map"],
-            scratch_i32: vec![s.batch * s.grid()],
+            functions: &["fused_stage"],
+            scratch_i32: vec![],
         }
     }
 
@@ -177,29 +179,34 @@ impl TileOp for FusedStage {
             data,
             ints,
             outputs,
-            scratch,
             ..
         } = device;
-        let stream = &session.stream;
-        stream.memset_zeros(&mut scratch[0]).map_err(cuda_error)?;
-        let mut mark = stream.launch_builder(&functions[0]);
-        mark.arg(&ints[0]).arg(&mut scratch[0]);
-        // SAFETY: arguments match `fused_mark`; one thread per slot.
-        unsafe { mark.launch(grid_1d(self.shape.slots())) }.map_err(cuda_error)?;
         let [vs, vb, gs, gb] = self.coef;
-        let mut map = stream.launch_builder(&functions[1]);
-        map.arg(&data[0])
-            .arg(&scratch[0])
+        let mut b = session.stream.launch_builder(&functions[0]);
+        b.arg(&data[0])
+            .arg(&ints[0])
             .arg(&mut outputs[0])
             .arg(&vs)
             .arg(&vb)
             .arg(&gs)
             .arg(&gb);
-        let vectors = self.shape.map_len() / vec_elems(precision, self.shape.tile);
-        // SAFETY: arguments match `fused_map`; one thread per output vector.
-        unsafe { map.launch(grid_1d(vectors)) }
-            .map(drop)
-            .map_err(cuda_error)
+        let s = &self.shape;
+        let cfg = band_grid(
+            s.batch * s.grid_h(),
+            s.channels,
+            self.channels_per_block(precision),
+        );
+        // SAFETY: arguments match `fused_stage`; one block per (batch, tile row, channel group),
+        // each writing every vector of its band.
+        unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+}
+
+impl FusedStage {
+    /// Channels per block: a band is `t` map rows of one channel.
+    fn channels_per_block(&self, precision: Precision) -> usize {
+        let s = &self.shape;
+        channels_per_block(s.tile * s.width / vec_elems(precision, s.tile), s.channels)
     }
 }
 

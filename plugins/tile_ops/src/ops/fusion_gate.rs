@@ -273,16 +273,17 @@ pub struct GateTuning {
 }
 
 impl FusionGate {
-    /// The knobs for this shape on a device with `sm_count` SMs, as apex-host measured them on an
-    /// H200 (B=8, C=256, 256x256, batch mode, µs per call; plain launches gave the same within
-    /// 1 %): a few channels per thread, two loaded together, plain accesses. fp16 with up to four
-    /// channels: 186.7 (sixteen one at a time 193.9, two 194.6, eight 190.0); fp32 with up to two:
-    /// 367.8 (four 369.8, sixteen one at a time 424.8, two with evict-first accesses 398.7).
-    pub fn tuning(&self, precision: Precision, sm_count: usize) -> GateTuning {
-        let vec = vec_elems(precision, self.shape.height * self.shape.width);
+    /// The knobs, as apex-host measured them on an H200 (batch mode, µs per call; plain launches
+    /// gave the same within 1 %): four channels per thread at 16-bit and two at fp32, two loaded
+    /// together, plain accesses, at every size. Large profile (B=8, C=256, 256x256): fp16 186.7
+    /// (sixteen channels one at a time 193.9, two 194.6, eight 190.0), fp32 367.8 (four 369.8,
+    /// sixteen one at a time 424.8, two with evict-first accesses 398.7). Fixed profile (B=1,
+    /// C=128, 128x128): fp16 3.51 (one channel 5.48, two 3.90, eight 3.53), fp32 4.70 (one 6.12):
+    /// fewer channels per thread leave more threads but recompute alpha once per channel.
+    pub fn tuning(&self, precision: Precision, _sm_count: usize) -> GateTuning {
         let most = if precision == Precision::Fp32 { 2 } else { 4 };
         GateTuning {
-            channels_per_thread: channels_per_thread(&self.shape, vec, sm_count).min(most),
+            channels_per_thread: most.min(self.shape.channels),
             unroll: 2,
             hint: 0,
         }
@@ -331,16 +332,6 @@ fn clean_f32(v: f32) -> f32 {
     } else {
         v
     }
-}
-
-/// Channels per thread: enough threads for about two full waves (2048 resident threads per SM),
-/// and beyond that, more channels per thread so alpha is computed and its proxies read less often.
-/// A power of two from 1 to 16, derived from the shape and the SM count only.
-pub fn channels_per_thread(s: &TileShape, vec: usize, sm_count: usize) -> usize {
-    let threads = s.batch * s.channels * (s.height * s.width / vec);
-    let target = sm_count * 2048 * 2;
-    let ratio = (threads / target.max(1)).clamp(1, 16).min(s.channels);
-    1 << (usize::BITS - 1 - ratio.leading_zeros())
 }
 
 #[cfg(test)]
@@ -406,24 +397,16 @@ mod tests {
     }
 
     #[test]
-    fn channels_per_thread_grows_only_when_the_gpu_is_full() {
-        let small = TileShape {
-            batch: 1,
-            channels: 128,
-            height: 128,
-            width: 128,
-            tile: 8,
-            kmax: 32,
+    fn channels_per_thread_are_four_at_16_bit_and_two_at_fp32_within_the_channels() {
+        let kernel = OpKernel::<FusionGate>::default();
+        let plan = |channels| {
+            let p = crate::harness::params(&kernel, &small_shape(1, channels, 32, 8, 4));
+            FusionGate::plan(&p).unwrap()
         };
-        assert_eq!(channels_per_thread(&small, 8, 132), 1);
-        let large = TileShape {
-            batch: 8,
-            channels: 256,
-            height: 256,
-            width: 256,
-            tile: 8,
-            kmax: 256,
-        };
-        assert_eq!(channels_per_thread(&large, 8, 132), 16);
+        let g = plan(128);
+        assert_eq!(g.tuning(Precision::Fp16, 132).channels_per_thread, 4);
+        assert_eq!(g.tuning(Precision::Bf16, 132).channels_per_thread, 4);
+        assert_eq!(g.tuning(Precision::Fp32, 132).channels_per_thread, 2);
+        assert_eq!(plan(3).tuning(Precision::Fp16, 132).channels_per_thread, 3);
     }
 }

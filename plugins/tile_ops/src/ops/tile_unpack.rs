@@ -22,7 +22,7 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::{
     Element, IdPattern, TileShape,
-    device::{BLOCK, DeviceState, grid_1d},
+    device::{DeviceState, ROW_VECTORS_PER_THREAD, band_grid, channels_per_block, grid_1d},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
     selection::{Rng, levels, origins, uniform},
@@ -276,7 +276,7 @@ impl TileOp for TileUnpack {
             ("VEC", vec_elems(precision, cell)),
             ("RUN_CELLS", layout.run_cells),
             ("CPB", layout.channels_per_block),
-            ("UNROLL", OverrideLayout::VECTORS_PER_THREAD),
+            ("UNROLL", ROW_VECTORS_PER_THREAD),
         ];
         let span = s.tile / cell;
         // Only blend keeps per-cell lists on the device.
@@ -365,7 +365,7 @@ pub struct OverrideLayout {
     /// Cells whose row vectors sit side by side in one warp: stores in runs of [`Self::RUN_BYTES`]
     /// (t = 8 in fp16: 16 cells of 16-byte rows), a power of two dividing the cells per row.
     pub run_cells: usize,
-    /// Channels per block: [`Self::VECTORS_PER_THREAD`] vectors per thread, all loaded before any
+    /// Channels per block: [`ROW_VECTORS_PER_THREAD`] vectors per thread, all loaded before any
     /// is stored; the per-block winner search (`kmax` small loads) is hidden by other blocks.
     pub channels_per_block: usize,
     /// The cell edge (`t`, or `t/2` off grid): one block per cell row.
@@ -373,8 +373,6 @@ pub struct OverrideLayout {
 }
 
 impl OverrideLayout {
-    /// Vectors per thread each block aims for (`UNROLL` in the kernel).
-    pub const VECTORS_PER_THREAD: usize = 4;
     /// The store run the cell groups aim for, in bytes.
     pub const RUN_BYTES: usize = 256;
 
@@ -388,25 +386,20 @@ impl OverrideLayout {
         }
         // Vectors of one channel's cell row: `cell` rows of the map's width.
         let row_vecs = cell * shape.width / vec_elems(precision, cell);
-        let target = Self::VECTORS_PER_THREAD * BLOCK as usize;
         Self {
             run_cells,
-            channels_per_block: (target / row_vecs).clamp(1, shape.channels),
+            channels_per_block: channels_per_block(row_vecs, shape.channels),
             cell,
         }
     }
 
     /// One block per (batch, cell row) in x and per channel group in y.
     fn launch_config(&self, shape: &TileShape) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (
-                (shape.batch * (shape.height / self.cell)) as u32,
-                shape.channels.div_ceil(self.channels_per_block) as u32,
-                1,
-            ),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        }
+        band_grid(
+            shape.batch * (shape.height / self.cell),
+            shape.channels,
+            self.channels_per_block,
+        )
     }
 }
 
