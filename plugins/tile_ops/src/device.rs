@@ -43,8 +43,12 @@ pub fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
 }
 
 /// Vectors each thread of a row-band kernel (`tile_unpack_override`, `fused_stage`) loads before
-/// it stores any (`UNROLL` in the kernels; see `OverrideLayout` for the measurements).
-pub const ROW_VECTORS_PER_THREAD: usize = 4;
+/// it stores any (`UNROLL` in the kernels). apex-host on an H200, batch mode, µs per call, 2
+/// against 1/4/8 in one device call: unpack large profile t=8 fp16 146.7 against 158.1/147.3/148.7,
+/// fixed profile 3.05 against 2.99/3.08/3.47; fused stage fixed profile 2.59 against
+/// 2.74/2.72/3.09, large t=8 fp16 131.3 against 133.8/131.5/131.7, large t=16 fp32 268.1 against
+/// 259.7/266.6/267.1 (one vector per thread wins only where every tile is selected).
+pub const ROW_VECTORS_PER_THREAD: usize = 2;
 
 /// Channels per block of a row-band kernel whose band holds `band_vectors` vectors per channel:
 /// [`ROW_VECTORS_PER_THREAD`] vectors per thread, at least one channel, at most `channels`.

@@ -357,9 +357,9 @@ impl TileOp for TileUnpack {
 /// The knobs, as apex-host measured them on an H200 (B=8, C=256, 256x256, K=256, batch mode, µs
 /// per call, one device call per comparison): 256-byte runs against 64/128/512 (t=8 fp16 149.0
 /// against 151.4/151.3/148.6, t=16 fp16 139.0 against 141.5/141.7/145.0, t=16 fp32 273.6
-/// against 284.0/282.7/276.6); four vectors per thread against eight and two (t=8 fp16 147.3
-/// against 148.7/146.7, t=16 fp32 273.0 against 273.6/273.5); forcing six or eight blocks per SM
-/// changed nothing (147.1/147.6) and evict-first accesses were slower (t=8 fp16 155.8).
+/// against 284.0/282.7/276.6); forcing six or eight blocks per SM changed nothing (147.1/147.6
+/// against 147.3) and evict-first accesses were slower (t=8 fp16 155.8). Vectors per thread: see
+/// [`ROW_VECTORS_PER_THREAD`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OverrideLayout {
     /// Cells whose row vectors sit side by side in one warp: stores in runs of [`Self::RUN_BYTES`]
@@ -587,7 +587,7 @@ mod tests {
         };
         // t = 8 fp16: 16-byte cell rows, 16 of them per 256-byte run; 256 vectors per channel row.
         let l = OverrideLayout::new(&shape(256, 8, 256), 8, Precision::Fp16);
-        assert_eq!((l.run_cells, l.channels_per_block), (16, 4));
+        assert_eq!((l.run_cells, l.channels_per_block), (16, 2));
         // t = 16 fp32: 64-byte rows, 4 per run; 1024 vectors per channel row: one channel.
         let l = OverrideLayout::new(&shape(256, 16, 256), 16, Precision::Fp32);
         assert_eq!((l.run_cells, l.channels_per_block), (4, 1));
