@@ -1,34 +1,24 @@
-//! `tile_ops.tile_unpack`: scatters `P[B,K,C,t,t]` back over a copy of `base[B,C,H,W]`
-//! (model B of `spec/apex-x-kernels.md` §1.3), in `override` or `blend` mode, with priority levels.
-//!
-//! **Key rule** (one rule, every backend): `key = ((level - min_level) << order_bits) + k` with
-//! `order_bits = max(1, bit_length(K - 1))`; tiles apply in ascending key order, so on an overlap
-//! the **highest key wins** (a higher level wins; within a level the later slot wins). Blend
-//! computes `out = (1 - alpha) * out + alpha * P` per tile in that order. Subtracting `min_level`
-//! does not change the order, so implementations compare `(level, k)`; setup rejects level counts
-//! whose keys would not fit in an `i32`.
-//!
-//! **Slots:** an id `< 0` or `>= G` is an empty slot and is skipped. A slot's origin is its grid
-//! origin, shifted by `t/2` in y and x on odd slots when `offgrid` is set; the part of a window
-//! beyond the map is dropped. Origins that are negative or not multiples of the cell (`t`, or
-//! `t/2` with `offgrid`) are skipped too (the generator never makes them).
+//! [`TileUnpack`]: the validated case, its key rule and slot policy on every backend (module docs
+//! of [`super`]), the f64 reference, the CPU path and the CUDA launches.
 
 use crate::cpu_par::for_each_chunk;
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
 };
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
+
+use super::OverrideLayout;
 
 use crate::{
     Element, IdPattern, TileShape,
-    device::{DeviceState, ROW_VECTORS_PER_THREAD, band_grid, channels_per_block, grid_1d},
+    device::{DeviceState, ROW_VECTORS_PER_THREAD, grid_1d},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
     selection::{Rng, levels, origins, uniform},
 };
 
-const SOURCE: &str = include_str!("../cuda/tile_unpack.cu");
+const SOURCE: &str = include_str!("../../cuda/tile_unpack.cu");
 
 /// How an incoming tile combines with what is already in the output.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -352,57 +342,6 @@ impl TileOp for TileUnpack {
     }
 }
 
-/// How `tile_unpack_override` lays one cell row's vectors over its threads.
-///
-/// The knobs, as apex-host measured them on an H200 (B=8, C=256, 256x256, K=256, batch mode, µs
-/// per call, one device call per comparison): 256-byte runs against 64/128/512 (t=8 fp16 149.0
-/// against 151.4/151.3/148.6, t=16 fp16 139.0 against 141.5/141.7/145.0, t=16 fp32 273.6
-/// against 284.0/282.7/276.6); forcing six or eight blocks per SM changed nothing (147.1/147.6
-/// against 147.3) and evict-first accesses were slower (t=8 fp16 155.8). Vectors per thread: see
-/// [`ROW_VECTORS_PER_THREAD`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OverrideLayout {
-    /// Cells whose row vectors sit side by side in one warp: stores in runs of [`Self::RUN_BYTES`]
-    /// (t = 8 in fp16: 16 cells of 16-byte rows), a power of two dividing the cells per row.
-    pub run_cells: usize,
-    /// Channels per block: [`ROW_VECTORS_PER_THREAD`] vectors per thread, all loaded before any
-    /// is stored; the per-block winner search (`kmax` small loads) is hidden by other blocks.
-    pub channels_per_block: usize,
-    /// The cell edge (`t`, or `t/2` off grid): one block per cell row.
-    pub cell: usize,
-}
-
-impl OverrideLayout {
-    /// The store run the cell groups aim for, in bytes.
-    pub const RUN_BYTES: usize = 256;
-
-    fn new(shape: &TileShape, cell: usize, precision: Precision) -> Self {
-        let row_bytes = cell * precision.size_bytes();
-        let cells_per_row = shape.width / cell;
-        let fit = (Self::RUN_BYTES / row_bytes).max(1);
-        let mut run_cells = 1 << fit.ilog2();
-        while !cells_per_row.is_multiple_of(run_cells) {
-            run_cells /= 2;
-        }
-        // Vectors of one channel's cell row: `cell` rows of the map's width.
-        let row_vecs = cell * shape.width / vec_elems(precision, cell);
-        Self {
-            run_cells,
-            channels_per_block: channels_per_block(row_vecs, shape.channels),
-            cell,
-        }
-    }
-
-    /// One block per (batch, cell row) in x and per channel group in y.
-    fn launch_config(&self, shape: &TileShape) -> LaunchConfig {
-        band_grid(
-            shape.batch * (shape.height / self.cell),
-            shape.channels,
-            self.channels_per_block,
-        )
-    }
-}
-
 impl TileUnpack {
     /// The thread layout of the override kernel for this shape and precision.
     pub fn override_layout(&self, precision: Precision) -> OverrideLayout {
@@ -457,187 +396,5 @@ pub fn tolerance(mode: UnpackMode, precision: Precision) -> Tolerance {
     match mode {
         UnpackMode::Override => Tolerance::EXACT,
         UnpackMode::Blend { .. } => Tolerance::default_for(precision),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{
-        case::OpKernel,
-        harness::{assert_cpu_checks, small_shape},
-    };
-    use apex_plugin_api::ParamValue::{self, Bool, Float, Int, Str};
-
-    fn with(
-        mut o: Vec<(&'static str, ParamValue)>,
-        extra: &[(&'static str, ParamValue)],
-    ) -> Vec<(&'static str, ParamValue)> {
-        o.extend(extra.iter().cloned());
-        o
-    }
-
-    #[test]
-    fn override_is_exact_with_duplicates_levels_empty_slots_and_offgrid_origins() {
-        let kernel = OpKernel::<TileUnpack>::default();
-        for tile in [4, 8, 16] {
-            for offgrid in [false, true] {
-                let o = with(
-                    small_shape(2, 3, 64, tile, 24),
-                    &[
-                        ("ids", Str("overlap".into())),
-                        ("levels", Int(3)),
-                        ("offgrid", Bool(offgrid)),
-                    ],
-                );
-                assert_cpu_checks(&kernel, &o, |_| Tolerance::EXACT);
-            }
-            let o = with(
-                small_shape(2, 3, 64, tile, 8),
-                &[("ids", Str("sorted".into()))],
-            );
-            assert_cpu_checks(&kernel, &o, |_| Tolerance::EXACT);
-        }
-    }
-
-    #[test]
-    fn blend_is_within_tolerance_with_overlaps() {
-        let kernel = OpKernel::<TileUnpack>::default();
-        for offgrid in [false, true] {
-            let o = with(
-                small_shape(2, 3, 32, 8, 20),
-                &[
-                    ("ids", Str("overlap".into())),
-                    ("mode", Str("blend".into())),
-                    ("alpha", Float(0.3)),
-                    ("offgrid", Bool(offgrid)),
-                ],
-            );
-            assert_cpu_checks(&kernel, &o, Tolerance::default_for);
-        }
-    }
-
-    fn hand_case(mode: &str, ids: Vec<i32>, levels: Vec<i32>) -> (TileUnpack, Vec<f32>) {
-        let kernel = OpKernel::<TileUnpack>::default();
-        let o = with(
-            small_shape(1, 1, 8, 4, ids.len() as i64),
-            &[
-                ("ids", Str("overlap".into())),
-                ("mode", Str(mode.into())),
-                ("alpha", Float(0.25)),
-            ],
-        );
-        let op = TileUnpack::plan(&crate::harness::params(&kernel, &o)).unwrap();
-        let s = op.shape;
-        let org = origins(&s, &ids, false);
-        // Slot k's tile holds the value k + 2 everywhere; base is 1.
-        let p: Vec<f32> = (0..s.tiles_len())
-            .map(|i| (i / s.tile_block()) as f32 + 2.0)
-            .collect();
-        let inputs = Inputs {
-            data: vec![vec![1.0f32; s.map_len()], p],
-            ints: vec![ids, levels, org],
-        };
-        let mut out = vec![vec![f32::NAN; s.map_len()]];
-        op.run_cpu(&inputs, &mut out, &mut op.cpu_scratch());
-        let reference = op.reference(&inputs);
-        assert_eq!(
-            out[0].iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
-            reference
-        );
-        (op, out.remove(0))
-    }
-
-    #[test]
-    fn the_highest_key_wins_a_higher_level_then_the_later_slot() {
-        // Slots 0..3 all name tile 0 (pixels 0..4 of rows 0..4 in the 8x8 map); slot 4 is empty.
-        let (_, out) = hand_case("override", vec![0, 0, 0, -1], vec![2, 1, 2, 5]);
-        // Levels 2, 1, 2: slot 2 (level 2, later than slot 0) wins and writes 2 + 2.
-        assert_eq!(out[0], 4.0);
-        let (_, out) = hand_case("override", vec![0, 0, 1, 99], vec![3, 0, 0, 0]);
-        assert_eq!(out[0], 2.0, "level 3 beats a later level-0 slot");
-        assert_eq!(out[4], 4.0, "tile 1 written by slot 2");
-        assert_eq!(
-            out[4 * 8 + 4],
-            1.0,
-            "uncovered tile 3 keeps base; id 99 is skipped"
-        );
-    }
-
-    #[test]
-    fn blend_applies_tiles_in_ascending_key_order() {
-        // A single tile: (1 - 0.25) * 1 + 0.25 * 2 = 1.25.
-        let (_, out) = hand_case("blend", vec![0], vec![0]);
-        assert_eq!(out[0], 1.25);
-        // Two slots on tile 0, slot 0 at the higher level, so slot 1 (value 3) blends first:
-        // 0.75 * 1 + 0.25 * 3 = 1.5, then slot 0 (value 2): 0.75 * 1.5 + 0.25 * 2 = 1.625.
-        let (_, out) = hand_case("blend", vec![0, 0], vec![1, 0]);
-        assert_eq!(out[0], 1.625);
-    }
-
-    #[test]
-    fn override_layout_runs_fit_the_row_and_cover_every_channel() {
-        let shape = |width, tile, channels| TileShape {
-            batch: 8,
-            channels,
-            height: 256,
-            width,
-            tile,
-            kmax: 256,
-        };
-        // t = 8 fp16: 16-byte cell rows, 16 of them per 256-byte run; 256 vectors per channel row.
-        let l = OverrideLayout::new(&shape(256, 8, 256), 8, Precision::Fp16);
-        assert_eq!((l.run_cells, l.channels_per_block), (16, 2));
-        // t = 16 fp32: 64-byte rows, 4 per run; 1024 vectors per channel row: one channel.
-        let l = OverrideLayout::new(&shape(256, 16, 256), 16, Precision::Fp32);
-        assert_eq!((l.run_cells, l.channels_per_block), (4, 1));
-        // Three cells per row: the run shrinks to a divisor; one channel caps the group.
-        let l = OverrideLayout::new(&shape(24, 8, 1), 8, Precision::Fp16);
-        assert_eq!((l.run_cells, l.channels_per_block), (1, 1));
-        let cfg = l.launch_config(&shape(24, 8, 1));
-        assert_eq!(cfg.grid_dim, (8 * 256 / 8, 1, 1));
-    }
-
-    #[test]
-    fn order_bits_match_the_python_reference() {
-        assert_eq!(order_bits(1), 1);
-        assert_eq!(order_bits(2), 1);
-        assert_eq!(order_bits(32), 5);
-        assert_eq!(order_bits(33), 6);
-    }
-
-    #[test]
-    fn keys_that_overflow_i32_are_rejected() {
-        let kernel = OpKernel::<TileUnpack>::default();
-        let o = with(small_shape(1, 1, 64, 8, 64), &[("levels", Int(1 << 26))]);
-        let err = TileUnpack::plan(&crate::harness::params(&kernel, &o)).unwrap_err();
-        assert!(err.message.contains("i32"), "{err}");
-    }
-
-    #[test]
-    fn declared_bytes_follow_the_actual_selection() {
-        let kernel = OpKernel::<TileUnpack>::default();
-        // 64x64 at t = 16 is a 4x4 grid; 16 sorted unique ids cover every pixel: base is never read.
-        let o = small_shape(1, 2, 64, 16, 16);
-        let op = TileUnpack::plan(&crate::harness::params(&kernel, &o)).unwrap();
-        let s = op.shape;
-        let inputs = op.generate::<f32>(1);
-        let w = op.work(&inputs);
-        assert_eq!(w.bytes_read, (s.map_len() * 4 + 16 * s.slots()) as u64);
-        assert_eq!(w.bytes_written, (s.map_len() * 4) as u64);
-        // Half the slots empty: their pixels come from base, still one read per output element.
-        let mut half = inputs.clone();
-        half.ints[0][..8].fill(-1);
-        let w = op.work(&half);
-        assert_eq!(w.bytes_read, (s.map_len() * 4 + 16 * s.slots()) as u64);
-        assert_eq!(w.items, 8.0);
-        // Blend reads base everywhere plus every window.
-        let b = with(o, &[("mode", Str("blend".into()))]);
-        let op = TileUnpack::plan(&crate::harness::params(&kernel, &b)).unwrap();
-        let w = op.work(&half);
-        assert_eq!(
-            w.bytes_read,
-            ((s.map_len() * 3 / 2) * 4 + 16 * s.slots()) as u64
-        );
     }
 }
