@@ -64,7 +64,7 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
                 })?;
                 Some(DeviceState::new(
                     handles,
-                    |sms| op.cuda_program(T::PRECISION, sms),
+                    op.cuda_program(T::PRECISION),
                     &inputs,
                     &lens,
                 )?)

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use apex_plugin_api::{CudaHandles, PluginError};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, sys::CUdevice_attribute};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 
 use apex_plugin_api::cuda::{CudaSession, cuda_error};
 
@@ -23,17 +23,6 @@ pub struct DeviceState {
     pub ints: Vec<CudaSlice<i32>>,
     pub outputs: Vec<CudaSlice<u8>>,
     pub scratch: Vec<CudaSlice<i32>>,
-    /// Streaming multiprocessors, read once at setup (launch geometry may depend on it).
-    pub sm_count: usize,
-}
-
-/// The streaming multiprocessors of the device in `handles` (used to size per-thread work).
-pub fn sm_count(session: &CudaSession) -> Result<usize, PluginError> {
-    let n = session
-        .ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .map_err(cuda_error)?;
-    Ok(n.max(1) as usize)
 }
 
 /// Raw bytes of a slice of plain floating-point values.
@@ -82,13 +71,11 @@ impl DeviceState {
     /// Attaches to the host's stream, compiles `program` for the device and allocates every buffer.
     pub fn new<T: Element>(
         handles: &CudaHandles,
-        program: impl FnOnce(usize) -> CudaProgram,
+        program: CudaProgram,
         inputs: &Inputs<T>,
         output_lens: &[usize],
     ) -> Result<Self, PluginError> {
         let session = CudaSession::attach(handles)?;
-        let sms = sm_count(&session)?;
-        let program = program(sms);
         let module = session.compile(program.name, &program.source)?;
         let functions = program
             .functions
@@ -126,7 +113,6 @@ impl DeviceState {
             ints,
             outputs,
             scratch,
-            sm_count: sms,
         };
         state.poison::<T>()?;
         Ok(state)

@@ -81,7 +81,7 @@ pub trait TileOp: Sized + Send + Sync + 'static {
     );
     /// The f64 reference of every output, concatenated in output order.
     fn reference<T: Element>(&self, inputs: &Inputs<T>) -> Vec<f64>;
-    fn cuda_program(&self, precision: Precision, sm_count: usize) -> CudaProgram;
+    fn cuda_program(&self, precision: Precision) -> CudaProgram;
     /// Enqueues one call on the session's stream: launches and memsets only.
     fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError>;
 }

@@ -129,7 +129,7 @@ pub fn tolerance_for(
 
 /// Every CUDA program the ops can build at tile sizes 8/16/32 in every precision and variant,
 /// for a compile check (needs NVRTC, not a GPU).
-pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgram)>, PluginError> {
+pub fn all_programs() -> Result<Vec<(String, crate::op::CudaProgram)>, PluginError> {
     use crate::op::TileOp;
     let mut out = Vec::new();
     for tile in [8i64, 16, 32] {
@@ -160,7 +160,7 @@ pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgr
                 add(
                     "tile_ops.tile_pack",
                     &variant,
-                    TilePack::plan(&p)?.cuda_program(precision, sm_count),
+                    TilePack::plan(&p)?.cuda_program(precision),
                 );
             }
             for variant in variants("tile_ops.tile_unpack") {
@@ -168,7 +168,7 @@ pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgr
                 add(
                     "tile_ops.tile_unpack",
                     &variant,
-                    TileUnpack::plan(&p)?.cuda_program(precision, sm_count),
+                    TileUnpack::plan(&p)?.cuda_program(precision),
                 );
             }
             for variant in variants("tile_ops.fusion_gate") {
@@ -176,7 +176,7 @@ pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgr
                 add(
                     "tile_ops.fusion_gate",
                     &variant,
-                    FusionGate::plan(&p)?.cuda_program(precision, sm_count),
+                    FusionGate::plan(&p)?.cuda_program(precision),
                 );
             }
             for variant in variants("tile_ops.fused_stage") {
@@ -184,7 +184,7 @@ pub fn all_programs(sm_count: usize) -> Result<Vec<(String, crate::op::CudaProgr
                 add(
                     "tile_ops.fused_stage",
                     &variant,
-                    FusedStage::plan(&p)?.cuda_program(precision, sm_count),
+                    FusedStage::plan(&p)?.cuda_program(precision),
                 );
             }
         }
@@ -207,7 +207,7 @@ mod tests {
             eprintln!("skipped: no NVRTC (libnvrtc.so / libnvrtc.so.13 not loadable)");
             return;
         }
-        let programs = all_programs(132).unwrap();
+        let programs = all_programs().unwrap();
         assert!(programs.len() >= 3 * 3 * 10, "{}", programs.len());
         for (label, program) in programs {
             if let Err(e) = compile_ptx(program.name, &program.source, "sm_90") {

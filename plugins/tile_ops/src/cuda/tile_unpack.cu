@@ -17,14 +17,9 @@
 #define SPAN (TILE / CELL)
 #define Q (SPAN * SPAN)
 
-// The origin of slot `slot` if it is active and on the cell grid; false for an empty slot.
-__device__ __forceinline__ bool active_origin(const int* __restrict__ ids, const int* __restrict__ origins,
-                                              unsigned int slot, int& oy, int& ox) {
-    const int id = ids[slot];
-    if (id < 0 || id >= (int)GRID_TILES) return false;
-    oy = origins[2 * slot];
-    ox = origins[2 * slot + 1];
-    return oy >= 0 && ox >= 0 && oy % (int)CELL == 0 && ox % (int)CELL == 0;
+// Whether a slot with this id and origin is active and on the cell grid (false: an empty slot).
+__device__ __forceinline__ bool slot_active(int id, int oy, int ox) {
+    return id >= 0 && id < (int)GRID_TILES && oy >= 0 && ox >= 0 && oy % (int)CELL == 0 && ox % (int)CELL == 0;
 }
 
 // Override, one launch. Block (b * NCH + cy, g) owns cell row cy of batch b in channels
@@ -59,8 +54,7 @@ tile_unpack_override(const S* __restrict__ base, const S* __restrict__ p, const 
         const int oy = origins[2 * slot];
         const int ox = origins[2 * slot + 1];
         const int level = levels[slot];
-        if (id < 0 || id >= (int)GRID_TILES) continue;
-        if (oy < 0 || ox < 0 || oy % (int)CELL != 0 || ox % (int)CELL != 0) continue;
+        if (!slot_active(id, oy, ox)) continue;
         const unsigned int cy0 = (unsigned int)oy / CELL;
         if (cy < cy0 || cy >= cy0 + SPAN) continue;
         const unsigned long long key = ((unsigned long long)((unsigned int)level ^ 0x80000000u) << 32) |
@@ -117,8 +111,9 @@ tile_unpack_link(const int* __restrict__ ids, const int* __restrict__ origins, i
     if (node >= BATCH * KMAX * Q) return;
     const unsigned int slot = node / Q;
     const unsigned int q = node % Q;
-    int oy, ox;
-    if (!active_origin(ids, origins, slot, oy, ox)) return;
+    const int oy = origins[2 * slot];
+    const int ox = origins[2 * slot + 1];
+    if (!slot_active(ids[slot], oy, ox)) return;
     const unsigned int cy = (unsigned int)oy / CELL + q / SPAN;
     const unsigned int cx = (unsigned int)ox / CELL + q % SPAN;
     if (cy >= NCH || cx >= NCW) return;  // the part of a shifted tile beyond the map is dropped

@@ -151,7 +151,7 @@ impl TileOp for FusedStage {
         out
     }
 
-    fn cuda_program(&self, precision: Precision, _sm_count: usize) -> CudaProgram {
+    fn cuda_program(&self, precision: Precision) -> CudaProgram {
         let s = &self.shape;
         let defines = [
             ("BATCH", s.batch),

@@ -230,10 +230,10 @@ impl TileOp for FusionGate {
         out
     }
 
-    fn cuda_program(&self, precision: Precision, sm_count: usize) -> CudaProgram {
+    fn cuda_program(&self, precision: Precision) -> CudaProgram {
         CudaProgram {
             name: "fusion_gate",
-            source: self.source(precision, self.tuning(precision, sm_count)),
+            source: self.source(precision, self.tuning(precision)),
             functions: &["fusion_gate"],
             scratch_i32: vec![],
         }
@@ -245,10 +245,9 @@ impl TileOp for FusionGate {
             functions,
             data,
             outputs,
-            sm_count,
             ..
         } = device;
-        let cfg = self.launch_config(precision, self.tuning(precision, *sm_count));
+        let cfg = self.launch_config(precision, self.tuning(precision));
         let (wb, wu, bias) = (self.wb as f32, self.wu as f32, self.bias as f32);
         let (fused, alpha) = outputs.split_at_mut(1);
         let mut b = session.stream.launch_builder(&functions[0]);
@@ -280,7 +279,7 @@ impl FusionGate {
     /// sixteen one at a time 424.8, two with evict-first accesses 398.7). Fixed profile (B=1,
     /// C=128, 128x128): fp16 3.51 (one channel 5.48, two 3.90, eight 3.53), fp32 4.70 (one 6.12):
     /// fewer channels per thread leave more threads but recompute alpha once per channel.
-    pub fn tuning(&self, precision: Precision, _sm_count: usize) -> GateTuning {
+    pub fn tuning(&self, precision: Precision) -> GateTuning {
         let most = if precision == Precision::Fp32 { 2 } else { 4 };
         GateTuning {
             channels_per_thread: most.min(self.shape.channels),
@@ -404,9 +403,9 @@ mod tests {
             FusionGate::plan(&p).unwrap()
         };
         let g = plan(128);
-        assert_eq!(g.tuning(Precision::Fp16, 132).channels_per_thread, 4);
-        assert_eq!(g.tuning(Precision::Bf16, 132).channels_per_thread, 4);
-        assert_eq!(g.tuning(Precision::Fp32, 132).channels_per_thread, 2);
-        assert_eq!(plan(3).tuning(Precision::Fp16, 132).channels_per_thread, 3);
+        assert_eq!(g.tuning(Precision::Fp16).channels_per_thread, 4);
+        assert_eq!(g.tuning(Precision::Bf16).channels_per_thread, 4);
+        assert_eq!(g.tuning(Precision::Fp32).channels_per_thread, 2);
+        assert_eq!(plan(3).tuning(Precision::Fp16).channels_per_thread, 3);
     }
 }

@@ -89,7 +89,7 @@ impl TileOp for TilePack {
         pack_reference(&self.shape, &inputs.data[0], &inputs.ints[0])
     }
 
-    fn cuda_program(&self, precision: Precision, _sm_count: usize) -> CudaProgram {
+    fn cuda_program(&self, precision: Precision) -> CudaProgram {
         CudaProgram {
             name: "tile_pack",
             source: self.source(precision, self.tuning(precision)),

@@ -251,7 +251,7 @@ impl TileOp for TileUnpack {
         out
     }
 
-    fn cuda_program(&self, precision: Precision, _sm_count: usize) -> CudaProgram {
+    fn cuda_program(&self, precision: Precision) -> CudaProgram {
         let s = &self.shape;
         let cell = self.cell();
         let layout = self.override_layout(precision);
@@ -290,6 +290,48 @@ impl TileOp for TileUnpack {
     }
 
     fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError> {
+        match self.mode {
+            UnpackMode::Override => self.launch_override(precision, device),
+            UnpackMode::Blend { alpha } => self.launch_blend(precision, device, alpha),
+        }
+    }
+}
+
+impl TileUnpack {
+    /// `tile_unpack_override` (function 0): one launch.
+    fn launch_override(
+        &self,
+        precision: Precision,
+        device: &mut DeviceState,
+    ) -> Result<(), PluginError> {
+        let DeviceState {
+            session,
+            functions,
+            data,
+            ints,
+            outputs,
+            ..
+        } = device;
+        let mut b = session.stream.launch_builder(&functions[0]);
+        b.arg(&data[0])
+            .arg(&data[1])
+            .arg(&ints[0])
+            .arg(&ints[1])
+            .arg(&ints[2])
+            .arg(&mut outputs[0]);
+        let cfg = self.override_layout(precision).launch_config(&self.shape);
+        // SAFETY: arguments match `tile_unpack_override`; one block per (batch, cell row,
+        // channel group), each copying every vector of its rows.
+        unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+
+    /// A memset of the list heads, `tile_unpack_link` (function 1), `tile_unpack_blend` (2).
+    fn launch_blend(
+        &self,
+        precision: Precision,
+        device: &mut DeviceState,
+        alpha: f32,
+    ) -> Result<(), PluginError> {
         let DeviceState {
             session,
             functions,
@@ -297,25 +339,8 @@ impl TileOp for TileUnpack {
             ints,
             outputs,
             scratch,
-            ..
         } = device;
         let stream = &session.stream;
-        let alpha = match self.mode {
-            UnpackMode::Override => {
-                let mut b = stream.launch_builder(&functions[0]);
-                b.arg(&data[0])
-                    .arg(&data[1])
-                    .arg(&ints[0])
-                    .arg(&ints[1])
-                    .arg(&ints[2])
-                    .arg(&mut outputs[0]);
-                let cfg = self.override_layout(precision).launch_config(&self.shape);
-                // SAFETY: arguments match `tile_unpack_override`; one block per (batch, cell
-                // row, channel group), each copying every vector of its rows.
-                return unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error);
-            }
-            UnpackMode::Blend { alpha } => alpha,
-        };
         let span = self.shape.tile / self.cell();
         let (head, next) = scratch.split_at_mut(1);
         stream.memset_zeros(&mut head[0]).map_err(cuda_error)?;
@@ -340,9 +365,7 @@ impl TileOp for TileUnpack {
             .map(drop)
             .map_err(cuda_error)
     }
-}
 
-impl TileUnpack {
     /// The thread layout of the override kernel for this shape and precision.
     pub fn override_layout(&self, precision: Precision) -> OverrideLayout {
         OverrideLayout::new(&self.shape, self.cell(), precision)
