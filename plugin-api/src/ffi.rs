@@ -26,7 +26,7 @@ pub trait FfiKernel: Send + Sync {
     fn setup(&self, request: &SetupRequest) -> RResult<FfiInstanceBox, PluginError>;
 }
 
-/// A set-up case as the host sees it. Methods may only be appended after `verify`.
+/// A set-up case as the host sees it. Methods may only be appended after `rotate`.
 #[sabi_trait]
 pub trait FfiInstance: Send {
     fn work(&self) -> RResult<Work, PluginError>;
@@ -35,6 +35,9 @@ pub trait FfiInstance: Send {
 
     #[sabi(last_prefix_field)]
     fn verify(&mut self, tolerance: &Tolerance) -> RResult<Accuracy, PluginError>;
+
+    /// Appended in ABI 2: DRAM-cold batch buffers ([`Instance::rotate`]).
+    fn rotate(&mut self, sets: u32) -> RResult<u32, PluginError>;
 }
 
 pub type FfiKernelBox = FfiKernel_TO<'static, RBox<()>>;
@@ -117,6 +120,9 @@ impl FfiInstance for InstanceAdapter {
     }
     fn verify(&mut self, tolerance: &Tolerance) -> RResult<Accuracy, PluginError> {
         guard(|| self.0.verify(tolerance))
+    }
+    fn rotate(&mut self, sets: u32) -> RResult<u32, PluginError> {
+        guard(|| self.0.rotate(sets))
     }
 }
 

@@ -26,4 +26,20 @@ pub trait Instance: Send {
     /// Compares the output of the last `run` (the host has synchronized) with the kernel's own
     /// reference, computed on the CPU in higher precision from the current inputs.
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError>;
+
+    /// DRAM-cold batch timing: make `sets` independent copies of every buffer a call reads or
+    /// writes (set 0 is the one the instance already has; the copies hold the same inputs), and
+    /// from then on let each `run` use the next set, round-robin. The host asks for enough sets
+    /// to exceed the device's L2 several times over, so a batch of calls streams from DRAM
+    /// instead of re-reading a cache-resident working set. Allocate here, never in `run`.
+    ///
+    /// [`prepare_check`](Self::prepare_check) regenerates and poisons set 0 and makes the next
+    /// `run` use set 0, so verification reads what it always read.
+    ///
+    /// Returns the number of sets now in use. The default, 1, means "not supported": the host
+    /// then labels the batch figure L2-hot. Returning fewer sets than asked (memory) is fine.
+    fn rotate(&mut self, sets: u32) -> Result<u32, PluginError> {
+        let _ = sets;
+        Ok(1)
+    }
 }

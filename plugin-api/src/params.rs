@@ -16,6 +16,10 @@ pub enum ParamValue {
     Float(f64),
     Bool(bool),
     Str(RString),
+    /// A shape: a list of integers taken as one value (`grid_size: [64, 64, 64]`). A kernel
+    /// declares a parameter as a shape with [`ParamSpec::shape`]; bench.yaml then reads a list
+    /// as one value and a list of lists as a sweep.
+    Shape(RVec<i64>),
 }
 
 impl fmt::Display for ParamValue {
@@ -25,6 +29,16 @@ impl fmt::Display for ParamValue {
             Self::Float(v) => write!(f, "{v}"),
             Self::Bool(v) => write!(f, "{v}"),
             Self::Str(v) => f.write_str(v),
+            Self::Shape(dims) => {
+                // `64x64x64`: the form case ids and the seeds' `name=AxB` strings use.
+                for (i, d) in dims.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("x")?;
+                    }
+                    write!(f, "{d}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -57,6 +71,14 @@ impl ParamSpec {
     }
     pub fn str(name: &str, default: &str, description: &str) -> Self {
         Self::new(name, ParamValue::Str(default.into()), description)
+    }
+    /// A shape-valued parameter (a list of integers as one value).
+    pub fn shape(name: &str, default: &[i64], description: &str) -> Self {
+        Self::new(
+            name,
+            ParamValue::Shape(default.iter().copied().collect()),
+            description,
+        )
     }
 }
 
@@ -139,6 +161,25 @@ impl Params {
             ))),
         }
     }
+
+    /// A shape parameter as non-negative dimensions.
+    pub fn shape(&self, name: &str) -> Result<Vec<usize>, PluginError> {
+        match self.get(name).ok_or_else(|| Self::missing(name))? {
+            ParamValue::Shape(dims) => dims
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d).map_err(|_| {
+                        PluginError::invalid(format!(
+                            "parameter `{name}` must have dimensions >= 0, got {d}"
+                        ))
+                    })
+                })
+                .collect(),
+            other => Err(PluginError::invalid(format!(
+                "parameter `{name}` must be a shape (a list of integers), got `{other}`"
+            ))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -157,5 +198,25 @@ mod tests {
         assert!(p.int("alpha").is_err());
         assert!(p.bool("k").is_err());
         assert!(p.int("nope").unwrap_err().message.contains("missing"));
+    }
+
+    #[test]
+    fn shapes_are_one_value() {
+        let mut p = Params::default();
+        p.push(
+            "grid_size",
+            ParamValue::Shape([64, 32, 16].into_iter().collect()),
+        );
+        p.push("bad", ParamValue::Shape([4, -1].into_iter().collect()));
+        assert_eq!(p.shape("grid_size").unwrap(), vec![64, 32, 16]);
+        assert_eq!(p.get("grid_size").unwrap().to_string(), "64x32x16");
+        assert!(p.shape("bad").unwrap_err().message.contains(">= 0"));
+        p.push("n", ParamValue::Int(3));
+        assert!(
+            p.shape("n")
+                .unwrap_err()
+                .message
+                .contains("must be a shape")
+        );
     }
 }

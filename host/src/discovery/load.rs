@@ -114,6 +114,7 @@ pub fn param_json(v: &ParamValue) -> serde_json::Value {
         }
         ParamValue::Bool(b) => (*b).into(),
         ParamValue::Str(s) => s.as_str().into(),
+        ParamValue::Shape(dims) => dims.iter().copied().collect::<Vec<i64>>().into(),
     }
 }
 

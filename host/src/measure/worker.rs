@@ -183,6 +183,10 @@ pub fn plugin_params(params: &crate::model::ParamMap) -> Params {
             }
             serde_json::Value::Number(n) => ParamValue::Float(n.as_f64().unwrap_or(f64::NAN)),
             serde_json::Value::String(s) => ParamValue::Str(s.as_str().into()),
+            // The config layer accepts a list only for a parameter declared as a shape.
+            serde_json::Value::Array(items) if items.iter().all(serde_json::Value::is_i64) => {
+                ParamValue::Shape(items.iter().filter_map(serde_json::Value::as_i64).collect())
+            }
             other => ParamValue::Str(other.to_string().as_str().into()),
         };
         out.push(name, value);
