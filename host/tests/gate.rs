@@ -36,6 +36,8 @@ fn ok_case(key: CaseKey, samples: &[f64]) -> CaseResult {
         ModeTiming {
             calls_per_sample: 1,
             graph: false,
+            cache: None,
+            buffer_sets: None,
             stats,
             samples_ms: Some(samples.to_vec()),
             samples_per_process: None,
@@ -69,6 +71,7 @@ fn run(cases: Vec<CaseResult>) -> RunSummary {
         status,
         counts: BTreeMap::new(),
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
+        time_accounting: None,
     }
 }
 

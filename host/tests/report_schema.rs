@@ -111,6 +111,8 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
         let cold = ModeTiming {
             calls_per_sample: 1,
             graph: false,
+            cache: None,
+            buffer_sets: None,
             stats: stats(p50 * 2.5, 0.03),
             samples_ms: save_samples.then(|| vec![p50 * 2.5; 40]),
             samples_per_process: None,
@@ -118,6 +120,8 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
         let batch = ModeTiming {
             calls_per_sample: 200,
             graph: true,
+            cache: Some("dram_cold".into()),
+            buffer_sets: Some(7),
             stats: stats(p50, 0.01),
             samples_ms: save_samples.then(|| vec![p50; 40]),
             samples_per_process: None,
@@ -128,6 +132,8 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
         let cpu = ModeTiming {
             calls_per_sample: 8,
             graph: false,
+            cache: None,
+            buffer_sets: None,
             stats: stats(p50, 0.07),
             samples_ms: save_samples.then(|| vec![p50; 40]),
             samples_per_process: None,
@@ -139,8 +145,9 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
             peak_rss_mb: None,
             peak_device_memory_mb: Some(72.0),
             energy: Some(EnergyBlock {
-                energy_per_call_mj: None,
-                energy_unavailable: Some("window shorter than NVML's energy counter update".into()),
+                energy_per_call_mj: Some(0.4),
+                energy_method: Some("power_readings".into()),
+                energy_unavailable: None,
                 mean_power_w: Some(250.5),
                 sm_clock_mhz: Some(1755),
                 throttle_reasons: vec!["sw_power_cap".into()],
@@ -174,6 +181,11 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
             worker_start_ms: 41.0,
             seed: 1337,
             processes: 1,
+            phases_s: [("setup", 0.2), ("batch", 0.5), ("verify", 0.05)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            launch_floor_us: cuda.then_some(3.1),
         }),
         key,
     }
@@ -228,6 +240,7 @@ fn summary(env: Value) -> RunSummary {
         config: json!({"seed": 1337, "backends": ["cpu", "cuda"], "iters": null}),
         status: RunSummary::status_of(&cases).into(),
         counts,
+        time_accounting: Some(apex_host::model::TimeAccounting::of(4.0, &cases)),
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
     }
 }

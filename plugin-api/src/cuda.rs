@@ -89,13 +89,25 @@ pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, 
             "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
         ));
     }
+    const OPTIONS: &str = "--std=c++17";
+    let key = crate::kernel_cache::key(&[
+        nvrtc_version().as_bytes(),
+        arch.as_bytes(),
+        OPTIONS.as_bytes(),
+        name.as_bytes(),
+        source.as_bytes(),
+    ]);
+    if let Some(ptx) = crate::kernel_cache::get(&key, "ptx").and_then(|b| String::from_utf8(b).ok())
+    {
+        return Ok(Ptx::from_src(ptx));
+    }
     let opts = CompileOptions {
         arch: Some(arch),
         name: Some(format!("{name}.cu")),
-        options: vec!["--std=c++17".into()],
+        options: vec![OPTIONS.into()],
         ..Default::default()
     };
-    std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
+    let ptx = std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
         .map_err(PluginError::from_panic)?
         .map_err(|e| match e {
             CompileError::CompileError { log, .. } => PluginError::cuda(format!(
@@ -103,7 +115,24 @@ pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, 
                 log.to_string_lossy()
             )),
             other => PluginError::cuda(format!("NVRTC compile of {name} failed: {other:?}")),
-        })
+        })?;
+    crate::kernel_cache::put(&key, "ptx", ptx.to_src().as_bytes());
+    Ok(ptx)
+}
+
+/// `major.minor` of the loaded NVRTC (part of the cache key: another NVRTC may emit other PTX).
+fn nvrtc_version() -> String {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints; NVRTC is loaded (checked by the caller).
+    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+        cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor)
+    }))
+    .is_ok_and(|r| r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS);
+    if ok {
+        format!("{major}.{minor}")
+    } else {
+        "unknown".into()
+    }
 }
 
 /// A CUDA driver error as a plugin error whose message starts with the CUDA error name.

@@ -27,6 +27,8 @@ mod error;
 mod export;
 pub mod ffi;
 mod kernel;
+#[cfg(feature = "cuda")]
+pub mod kernel_cache;
 mod params;
 mod registry;
 mod root;

@@ -113,6 +113,8 @@ fn synthetic_run() -> RunSummary {
         ModeTiming {
             calls_per_sample: 4,
             graph: false,
+            cache: None,
+            buffer_sets: None,
             stats,
             samples_ms: Some(samples),
             samples_per_process: None,
@@ -135,6 +137,7 @@ fn synthetic_run() -> RunSummary {
         status: RunSummary::status_of(&cases).into(),
         counts: BTreeMap::from([("ok".into(), 1), ("skipped".into(), 1), ("total".into(), 2)]),
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
+        time_accounting: None,
     }
 }
 

@@ -82,6 +82,7 @@ fn bandwidth_only(args: &CalibrateArgs, device: &Device) -> Result<i32, Calibrat
     let doc = serde_json::json!({
         "device": device.info()?,
         "copy_bandwidth_gbps": calibrate::copy_bandwidth_gbps(device)?,
+        "l2_line_gbps": calibrate::l2_line_gbps(device, 10)?,
     });
     if let Some(path) = &args.output {
         write_json_atomic(path, &doc)?;

@@ -186,6 +186,7 @@ mod tests {
             status: "empty".into(),
             counts: Default::default(),
             benchmarks: Default::default(),
+            time_accounting: None,
         };
         crate::report::to_sorted_json(&s).unwrap()
     }

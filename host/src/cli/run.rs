@@ -46,7 +46,8 @@ pub struct RunArgs {
     /// Export every raw sample into the reports.
     #[arg(long)]
     pub save_samples: bool,
-    /// Gate the run against this baseline file.
+    /// Gate the run against this baseline file; `auto` picks `baselines/gpu-<class>.json` for
+    /// this machine's GPU (`baselines/cpu.json` for a CPU-only run) and says which.
     #[arg(long, value_name = "FILE", conflicts_with = "compare_to")]
     pub compare: Option<PathBuf>,
     /// Gate the run against the baseline at REF (`git show REF:<baseline>`), where the baseline is
@@ -129,7 +130,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
         .map_err(config_error)?;
 
-    let baseline = super::gate::load_baseline(args, opts.root.as_deref())?;
+    let baseline = super::gate::load_baseline(args, opts.root.as_deref(), &facts)?;
 
     let run_id = format!(
         "{}-{}",
@@ -144,6 +145,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         seed: args.seed,
         save_samples: args.save_samples,
         copy_bandwidth_gbps: device.copy_bandwidth_gbps,
+        l2_line_gbps: device.l2_line_gbps,
     };
 
     let mut progress = Progress::new(plan.cases.len(), args.verbose);
@@ -155,6 +157,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         device: args.device,
         assemble: ctx,
     };
+    let measuring_since = std::time::Instant::now();
     let results = run_plan(&plan, &schedule, |event| {
         match event {
             ScheduleEvent::Started(key) => progress.case_started(key),
@@ -166,15 +169,21 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         Ok::<(), report::WriteError>(())
     })
     .map_err(internal)?;
+    let wall_s = measuring_since.elapsed().as_secs_f64();
     progress.finish();
 
     let env = report::env::collect(serde_json::json!({
         "facts": facts,
         "cuda_device": device.info,
         "copy_bandwidth_gbps": device.copy_bandwidth_gbps,
+        "l2_line_gbps": device.l2_line_gbps,
         "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),
     }));
-    let summary = summarize(args, &env, results);
+    let mut summary = summarize(args, &env, results);
+    summary.time_accounting = Some(crate::model::TimeAccounting::of(
+        wall_s,
+        summary.benchmarks.values(),
+    ));
     let gate = match &baseline {
         Some(b) => Some(super::gate::run_gate(b, &summary, &args.output_dir)?),
         None => None,
@@ -269,6 +278,7 @@ fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) 
         status,
         counts,
         benchmarks: results.into_iter().map(|r| (r.id.clone(), r)).collect(),
+        time_accounting: None,
     }
 }
 
@@ -279,12 +289,14 @@ fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) 
 struct DeviceContext {
     info: serde_json::Value,
     copy_bandwidth_gbps: Option<f64>,
+    l2_line_gbps: Option<f64>,
 }
 
 fn device_context(exe: &Path, plan: &Plan, args: &RunArgs, scratch: &Path) -> DeviceContext {
     let none = DeviceContext {
         info: serde_json::Value::Null,
         copy_bandwidth_gbps: None,
+        l2_line_gbps: None,
     };
     let wants_cuda = plan
         .cases
@@ -318,6 +330,7 @@ fn device_context(exe: &Path, plan: &Plan, args: &RunArgs, scratch: &Path) -> De
     }
     DeviceContext {
         copy_bandwidth_gbps: doc.get("copy_bandwidth_gbps").and_then(|v| v.as_f64()),
+        l2_line_gbps: doc.get("l2_line_gbps").and_then(|v| v.as_f64()),
         info: doc
             .get("device")
             .cloned()

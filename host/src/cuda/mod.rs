@@ -4,10 +4,12 @@
 //! ```text
 //! Device::open ── primary context, one capturable stream, event tracking off
 //!   ├─ handles() ─────────► plugin (CudaSession::attach enqueues on the same stream)
-//!   ├─ ColdTimer ── L2Flush ─ events ─ 1 call             (mode `cold`)
-//!   ├─ BatchTimer ─ hold ─ events ─ graph(N) or N calls   (mode `batch`)
+//!   ├─ ColdTimer ── L2Flush ─ events ─ 1 call − launch floor   (mode `cold`)
+//!   ├─ LaunchTimer ─ drained stream ─ events ─ 1 call        (mode `launch`, launch-inclusive)
+//!   ├─ BatchTimer ─ hold ─ events ─ graph(N) or N calls      (mode `batch`; DRAM-cold when the
+//!   │                                                          plugin rotates buffer sets)
 //!   ├─ PeakMemory ─ pool high-water + free-memory drop
-//!   ├─ nvml::Monitor ─ energy window ≥ 1 s, power, clock, throttling (by UUID)
+//!   ├─ nvml::Monitor ─ energy over the batch window, power, clock, throttling (by UUID)
 //!   └─ calibrate ─ %globaltimer spins of known length, copy bandwidth
 //! ```
 //!
@@ -26,16 +28,18 @@ mod gpu_tests;
 mod graph;
 pub mod guard;
 mod info;
+mod launch;
 mod memory;
 pub mod nvml;
 pub mod nvrtc;
 
 pub use batch::{BatchTimer, DEFAULT_MIN_SAMPLE_S};
 pub use builtin::{Builtins, SOURCE as BUILTIN_SOURCE, TimerResolution};
-pub use cold::ColdTimer;
+pub use cold::{ColdTimer, LAUNCH_FLOOR_SAMPLES};
 pub use device::{Device, device_count};
 pub use error::{CudaError, driver_message};
 pub use flush::flush_bytes;
 pub use graph::MAX_CALLS_PER_GRAPH;
 pub use info::DeviceInfo;
+pub use launch::LaunchTimer;
 pub use memory::PeakMemory;

@@ -248,9 +248,24 @@ pub fn energy_block(
     match energy_delta_mj {
         Err(reason) => block.energy_unavailable = Some(reason),
         Ok(_) if window_s < MIN_ENERGY_WINDOW_S => {
-            block.energy_unavailable = Some(format!(
-                "the window of {window_s:.3} s is shorter than the {MIN_ENERGY_WINDOW_S} s the NVML energy counter needs"
-            ));
+            // Too short for the counter: the power readings taken inside the window (not the
+            // one at its start) times the window, when there are any.
+            let inside: Vec<f64> = ticks
+                .iter()
+                .skip(1)
+                .filter_map(|t| t.power_mw)
+                .map(|p| f64::from(p) / 1e3)
+                .collect();
+            if inside.is_empty() || calls == 0 {
+                block.energy_unavailable = Some(format!(
+                    "the window of {window_s:.3} s is shorter than the {MIN_ENERGY_WINDOW_S} s the NVML energy counter needs, and held no power reading"
+                ));
+            } else {
+                let watts = inside.iter().sum::<f64>() / inside.len() as f64;
+                block.mean_power_w = Some(watts);
+                block.energy_per_call_mj = Some(watts * window_s * 1e3 / calls as f64);
+                block.energy_method = Some("power_readings".into());
+            }
         }
         Ok(0) => {
             block.energy_unavailable = Some(format!(
@@ -262,6 +277,7 @@ pub fn energy_block(
         }
         Ok(mj) => {
             block.energy_per_call_mj = Some(mj as f64 / calls as f64);
+            block.energy_method = Some("energy_counter".into());
             block.mean_power_w = Some(mj as f64 / 1e3 / window_s);
         }
     }
@@ -334,16 +350,22 @@ mod tests {
         assert_eq!(b.throttled_samples, 1);
         assert!(b.energy_unavailable.is_none());
 
-        let short = energy_block(Ok(5), 0.005, 10, &ticks);
-        assert!(short.energy_per_call_mj.is_none());
+        // Too short for the counter: the readings inside the window (not the first, taken at
+        // its start) give the power, and power × window / calls the energy.
+        let short = energy_block(Ok(5), 0.1, 10, &ticks);
+        assert!(short.energy_unavailable.is_none());
+        assert!((short.mean_power_w.unwrap() - 451.5).abs() < 1e-9);
+        assert!((short.energy_per_call_mj.unwrap() - 451.5 * 0.1 * 1e3 / 10.0).abs() < 1e-9);
+        assert_eq!(short.energy_method.as_deref(), Some("power_readings"));
+        assert_eq!(b.energy_method.as_deref(), Some("energy_counter"));
+        let no_reading = energy_block(Ok(5), 0.005, 10, &ticks[..1]);
+        assert!(no_reading.energy_per_call_mj.is_none());
         assert!(
-            short
+            no_reading
                 .energy_unavailable
                 .unwrap()
                 .contains("shorter than the 1 s")
         );
-        // Power still comes from the readings.
-        assert!((short.mean_power_w.unwrap() - 451.0).abs() < 1e-9);
 
         let stuck = energy_block(Ok(0), 1.5, 10, &[]);
         assert!(stuck.energy_unavailable.unwrap().contains("did not move"));

@@ -6,6 +6,7 @@
 //! `cuda_unavailable: libcuda.so.1 not found`.
 
 mod cuda_probe;
+mod device_class;
 mod env;
 mod gather;
 mod nvml_probe;
@@ -13,6 +14,7 @@ mod record;
 mod trt_probe;
 
 pub use cuda_probe::LIB_ABSENT as CUDA_LIB_ABSENT;
+pub use device_class::device_class;
 pub use env::EnvSnapshot;
 pub use gather::gather;
 pub use record::{CudaFacts, Facts, NvmlFacts, TrtFacts};

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::isolation::WorkerOutcome;
+use super::rotation::CacheState;
 use super::wire::WorkerReply;
 use crate::model::{CaseKey, CaseResult, CaseStatus, ModeTiming, ProtocolInfo, Resources};
 
@@ -17,8 +18,10 @@ use crate::model::{CaseKey, CaseResult, CaseStatus, ModeTiming, ProtocolInfo, Re
 pub struct AssembleContext {
     pub seed: u64,
     pub save_samples: bool,
-    /// The device's measured copy bandwidth, for `% of peak` (CUDA cases).
+    /// The device's measured copy bandwidth, for `% of peak` (CUDA cases, DRAM-cold figures).
     pub copy_bandwidth_gbps: Option<f64>,
+    /// The device's L2-resident copy line, for `l2_hot` batch figures.
+    pub l2_line_gbps: Option<f64>,
 }
 
 /// Builds the case's result from how its worker ended.
@@ -57,6 +60,8 @@ pub fn assemble(
                 ModeTiming {
                     calls_per_sample: m.calls_per_sample,
                     graph: m.graph,
+                    cache: m.cache.clone(),
+                    buffer_sets: m.buffer_sets,
                     stats,
                     samples_ms: ctx.save_samples.then(|| m.per_call_ms.clone()),
                     samples_per_process: (ctx.save_samples && m.samples_per_process.len() > 1)
@@ -88,11 +93,7 @@ pub fn assemble(
         .filter(|_| status == CaseStatus::Ok);
     let p50_ms = head.map(|t| t.stats.p50_ms);
     let throughput = match (head, &reply.work) {
-        (Some(t), Some(w)) => Some(crate::report::throughput(
-            w,
-            t.stats.p50_ms,
-            ctx.copy_bandwidth_gbps,
-        )),
+        (Some(t), Some(w)) => Some(headline_throughput(w, t, ctx)),
         _ => None,
     };
     CaseResult {
@@ -120,6 +121,29 @@ pub fn assemble(
     }
 }
 
+/// Throughput at the headline: `% of the copy line` only from a DRAM-cold figure; an `l2_hot`
+/// batch figure is put against the L2 line instead, so no L2-resident rate reads as DRAM.
+fn headline_throughput(
+    work: &crate::model::WorkBlock,
+    head: &ModeTiming,
+    ctx: &AssembleContext,
+) -> crate::model::Throughput {
+    let l2_hot = head.cache.as_deref() == Some(CacheState::L2Hot.as_str());
+    let copy_line = if l2_hot {
+        None
+    } else {
+        ctx.copy_bandwidth_gbps
+    };
+    let mut t = crate::report::throughput(work, head.stats.p50_ms, copy_line);
+    if l2_hot {
+        t.pct_of_l2_line = ctx
+            .l2_line_gbps
+            .filter(|bw| bw.is_finite() && *bw > 0.0)
+            .map(|bw| t.gbps / bw * 100.0);
+    }
+    t
+}
+
 fn protocol_info(reply: &WorkerReply, ctx: &AssembleContext) -> ProtocolInfo {
     let first = reply.modes.first();
     ProtocolInfo {
@@ -134,6 +158,8 @@ fn protocol_info(reply: &WorkerReply, ctx: &AssembleContext) -> ProtocolInfo {
         worker_start_ms: reply.loaded_after_ms,
         seed: ctx.seed,
         processes: 1,
+        phases_s: reply.phases.iter().cloned().collect(),
+        launch_floor_us: reply.launch_floor_us,
     }
 }
 
@@ -186,6 +212,8 @@ mod tests {
                 warmup_calls: 3,
                 stopped_by: "fixed".into(),
                 elapsed_s: 0.1,
+                cache: None,
+                buffer_sets: None,
             }],
             accuracy: Some(AccuracyBlock {
                 passed,
@@ -212,7 +240,40 @@ mod tests {
         seed: 1,
         save_samples: false,
         copy_bandwidth_gbps: None,
+        l2_line_gbps: None,
     };
+
+    #[test]
+    fn only_dram_cold_figures_count_against_the_copy_line() {
+        let ctx = AssembleContext {
+            copy_bandwidth_gbps: Some(1.0),
+            l2_line_gbps: Some(4.0),
+            ..CTX
+        };
+        let mut r = reply(true);
+        r.modes[0].mode = "batch".into();
+        // 2000 bytes per call in 2 ms: 1e-3 GB/s.
+        r.modes[0].cache = Some("dram_cold".into());
+        let cold = assemble(
+            key(),
+            "p",
+            WorkerOutcome::Replied(Box::new(r.clone())),
+            &ctx,
+        );
+        let t = cold.throughput.unwrap();
+        assert!((t.pct_of_copy_bandwidth.unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(t.pct_of_l2_line, None);
+        assert_eq!(cold.timing["batch"].cache.as_deref(), Some("dram_cold"));
+
+        r.modes[0].cache = Some("l2_hot".into());
+        let hot = assemble(key(), "p", WorkerOutcome::Replied(Box::new(r)), &ctx);
+        let t = hot.throughput.unwrap();
+        assert_eq!(
+            t.pct_of_copy_bandwidth, None,
+            "an L2-hot figure never reads as DRAM"
+        );
+        assert!((t.pct_of_l2_line.unwrap() - 0.025).abs() < 1e-9);
+    }
 
     #[test]
     fn ok_case_has_headline_figures() {

@@ -15,6 +15,7 @@ mod cpu_timer;
 mod cuda_case;
 mod isolation;
 mod pool;
+pub mod rotation;
 mod sampling;
 mod schedule;
 mod timer;
@@ -27,7 +28,7 @@ pub use isolation::{WORKER_SUBCOMMAND, WorkerOutcome, run_in_worker, signal_name
 pub use pool::pool;
 pub use sampling::{Sampled, sample};
 pub use schedule::{ScheduleContext, ScheduleEvent, run_plan};
-pub use timer::{Timer, Workload};
+pub use timer::{Counted, Timer, Workload};
 pub use worker::{WorkerError, run_worker};
 
 /// A failure while measuring one case.

@@ -45,6 +45,13 @@ fn merge_into(into: &mut WorkerReply, other: WorkerReply) {
     into.peak_rss_mb = max_opt(into.peak_rss_mb, other.peak_rss_mb);
     into.peak_device_memory_mb = max_opt(into.peak_device_memory_mb, other.peak_device_memory_mb);
     into.loaded_after_ms = into.loaded_after_ms.max(other.loaded_after_ms);
+    // Phases add up over the processes: the case's time is the sum of its workers'.
+    for (name, s) in other.phases {
+        match into.phases.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += s,
+            None => into.phases.push((name, s)),
+        }
+    }
 }
 
 fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -70,6 +77,8 @@ mod tests {
                 warmup_calls: 1,
                 stopped_by: "fixed".into(),
                 elapsed_s: 0.5,
+                cache: None,
+                buffer_sets: None,
             }],
             accuracy: Some(crate::model::AccuracyBlock {
                 passed,

@@ -14,7 +14,7 @@ pub trait Workload {
 /// in seconds. Implementations must keep setup work (allocation, compilation, L2 flushes, graph
 /// instantiation) outside the timed interval.
 pub trait Timer {
-    /// The mode name in reports: `cpu`, `cold` or `batch`.
+    /// The mode name in reports: `cpu`, `cold`, `launch` or `batch`.
     fn mode(&self) -> &'static str;
 
     /// Whether several calls may be timed together and divided (false for `cold`: one launch per
@@ -30,5 +30,38 @@ pub trait Timer {
     /// Whether the last sample's calls were replayed from a CUDA graph.
     fn used_graph(&self) -> bool {
         false
+    }
+}
+
+/// Wraps a timer and counts the calls it times (graph replays included, which a counting
+/// [`Workload`] would miss), so energy over a sampling window can be divided per call.
+pub struct Counted<'a> {
+    pub inner: &'a mut dyn Timer,
+    pub calls: u64,
+}
+
+impl<'a> Counted<'a> {
+    pub fn new(inner: &'a mut dyn Timer) -> Self {
+        Self { inner, calls: 0 }
+    }
+}
+
+impl Timer for Counted<'_> {
+    fn mode(&self) -> &'static str {
+        self.inner.mode()
+    }
+    fn batches(&self) -> bool {
+        self.inner.batches()
+    }
+    fn min_sample_s(&self) -> f64 {
+        self.inner.min_sample_s()
+    }
+    fn sample(&mut self, work: &mut dyn Workload, calls: u64) -> Result<f64, MeasureError> {
+        let t = self.inner.sample(work, calls)?;
+        self.calls += calls;
+        Ok(t)
+    }
+    fn used_graph(&self) -> bool {
+        self.inner.used_graph()
     }
 }

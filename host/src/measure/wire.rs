@@ -10,7 +10,7 @@ use crate::model::{AccuracyBlock, EnergyBlock, ParamMap, ProtocolSettings, WorkB
 
 /// Bumped on any change to these types; host and worker are the same binary, so a mismatch
 /// means a stale worker executable.
-pub const WIRE_VERSION: u32 = 1;
+pub const WIRE_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerRequest {
@@ -43,6 +43,12 @@ pub struct RawMode {
     pub warmup_calls: u64,
     pub stopped_by: String,
     pub elapsed_s: f64,
+    /// Batch mode: `dram_cold` or `l2_hot` (see `measure::rotation`).
+    #[serde(default)]
+    pub cache: Option<String>,
+    /// Batch mode: the buffer sets the calls rotated over (1: none).
+    #[serde(default)]
+    pub buffer_sets: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -59,6 +65,12 @@ pub struct WorkerReply {
     /// Milliseconds from spawn to the plugin being loaded, and to the case being set up.
     pub loaded_after_ms: f64,
     pub ready_after_ms: f64,
+    /// Seconds spent in each phase of the case, in order (`load`, `setup`, `cold`, …).
+    #[serde(default)]
+    pub phases: Vec<(String, f64)>,
+    /// The cold mode's subtracted launch floor, in µs.
+    #[serde(default)]
+    pub launch_floor_us: Option<f64>,
 }
 
 /// Seconds since the UNIX epoch, as f64.

@@ -56,6 +56,9 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
         .ok_or_else(|| WorkerError(format!("unknown precision `{}`", request.precision)))?;
     let opened = open_kernel(&request.library, &request.kernel).map_err(WorkerError)?;
     reply.loaded_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
+    reply
+        .phases
+        .push(("worker_start".into(), reply.loaded_after_ms / 1e3));
     let tolerance = tolerance_from(&request.tolerance);
     match backend {
         Backend::Cpu => {
@@ -66,18 +69,29 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
                 seed: request.seed,
                 cuda: ROption::RNone,
             };
+            let mut since = std::time::Instant::now();
+            let mut mark = |reply: &mut WorkerReply, name: &str| {
+                let now = std::time::Instant::now();
+                reply
+                    .phases
+                    .push((name.into(), (now - since).as_secs_f64()));
+                since = now;
+            };
             let mut instance = setup_instance(&opened.kernel, &setup)?;
             reply.ready_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
             reply.work = Some(work_block(&instance)?);
+            mark(reply, "setup");
             let sampled = sample(&mut CpuTimer, &mut Call(&mut instance), &request.settings)
                 .map_err(|e| WorkerError(format!("run failed: {e}")))?;
             reply.modes.push(raw_mode(sampled));
+            mark(reply, "cpu");
             reply.accuracy = Some(check_accuracy(
                 &mut instance,
                 request.seed,
                 &tolerance,
                 || Ok(()),
             )?);
+            mark(reply, "verify");
             reply.peak_rss_mb = peak_rss_mb();
             Ok(())
         }
@@ -169,6 +183,8 @@ pub fn raw_mode(s: Sampled) -> RawMode {
         warmup_calls: s.warmup_calls,
         stopped_by: s.stopped_by.into(),
         elapsed_s: s.elapsed_s,
+        cache: None,
+        buffer_sets: None,
     }
 }
 

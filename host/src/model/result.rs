@@ -72,6 +72,13 @@ pub struct ModeTiming {
     /// Whether the calls of a sample were replayed from a CUDA graph.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub graph: bool,
+    /// Batch mode: `dram_cold` (the calls of a sample rotated over at least 3 × L2 of buffers)
+    /// or `l2_hot` (less: part of each call's data may come from L2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+    /// Batch mode: how many buffer sets the calls rotated over (1: the plugin does not rotate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_sets: Option<u32>,
     pub stats: Summary,
     /// Per-call times of every sample, in ms; only with `--save-samples`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,9 +112,13 @@ pub struct Throughput {
     pub frames_per_s: Option<f64>,
     pub gbps: f64,
     pub tflops: f64,
-    /// `gbps` against the device's measured copy bandwidth (CUDA only, when calibrated).
+    /// `gbps` against the device's measured copy bandwidth (CUDA only, when calibrated), only
+    /// from a DRAM-cold figure (a cold sample, or a `dram_cold` batch).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pct_of_copy_bandwidth: Option<f64>,
+    /// An `l2_hot` batch figure against the device's measured L2-resident copy line instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_of_l2_line: Option<f64>,
 }
 
 /// The accuracy check of a case: a fresh call on fresh inputs into a poisoned output.
@@ -131,6 +142,10 @@ pub struct AccuracyBlock {
 pub struct EnergyBlock {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_per_call_mj: Option<f64>,
+    /// `energy_counter` (NVML's counter over a window of at least 1 s) or `power_readings`
+    /// (the mean of the power readings inside a shorter window, times the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_method: Option<String>,
     /// Why energy is unavailable, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_unavailable: Option<String>,
@@ -170,6 +185,14 @@ pub struct ProtocolInfo {
     /// Worker processes whose samples were pooled.
     #[serde(default = "one_process")]
     pub processes: u32,
+    /// Wall time of each phase of the case in the worker (`device`, `setup`, `cold`, `launch`,
+    /// `rotate`, `batch`, `verify`; `cpu` for CPU cases), plus `worker_start` and `teardown` as
+    /// the host saw them, in seconds.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub phases_s: BTreeMap<String, f64>,
+    /// CUDA: the launch floor subtracted from every cold sample, in µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_floor_us: Option<f64>,
 }
 
 fn one_process() -> u32 {

@@ -24,6 +24,45 @@ pub struct RunSummary {
     pub counts: BTreeMap<String, usize>,
     /// Every case of the plan by its id, skipped and failed ones included.
     pub benchmarks: BTreeMap<String, CaseResult>,
+    /// Where the run's wall time went (absent in reports written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_accounting: Option<TimeAccounting>,
+}
+
+/// Where a run's wall time went: the measuring share and each phase summed over the cases.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimeAccounting {
+    /// From the first worker's start to the last case's end.
+    pub wall_s: f64,
+    /// Seconds spent taking timed samples (every mode of every case, warm-up excluded).
+    pub sampling_s: f64,
+    /// `sampling_s / wall_s` in percent. Cases run one at a time, so the phases add up to about
+    /// the wall time.
+    pub sampling_pct: f64,
+    /// Each worker phase summed over the cases (see `protocol.phases_s` of a case).
+    pub phases_s: BTreeMap<String, f64>,
+}
+
+impl TimeAccounting {
+    /// The accounting of `cases` measured in `wall_s`.
+    pub fn of<'a>(wall_s: f64, cases: impl IntoIterator<Item = &'a CaseResult>) -> Self {
+        let mut t = Self {
+            wall_s,
+            ..Self::default()
+        };
+        for p in cases.into_iter().filter_map(|c| c.protocol.as_ref()) {
+            t.sampling_s += p.measure_time_s;
+            for (name, s) in &p.phases_s {
+                *t.phases_s.entry(name.clone()).or_default() += s;
+            }
+        }
+        t.sampling_pct = if wall_s > 0.0 {
+            100.0 * t.sampling_s / wall_s
+        } else {
+            0.0
+        };
+        t
+    }
 }
 
 impl RunSummary {

@@ -35,6 +35,12 @@ pub fn print_final(summary: &RunSummary, output_dir: &Path, regressions: Option<
 /// The end-of-run table as plain text, ending in a newline.
 pub fn final_table(summary: &RunSummary) -> String {
     let mut s = format!("run {}: cases {}\n", summary.status, counts_line(summary));
+    if let Some(t) = &summary.time_accounting {
+        s.push_str(&format!(
+            "measuring: {:.1} s of {:.1} s wall sampling ({:.1} %)\n",
+            t.sampling_s, t.wall_s, t.sampling_pct
+        ));
+    }
 
     let board = leaderboard(summary);
     if !board.is_empty() {

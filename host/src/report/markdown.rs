@@ -23,6 +23,7 @@ pub fn render_summary_markdown(summary: &RunSummary, regressions: Option<&str>) 
     leaderboard_section(summary, &mut md);
     modes_section(summary, &mut md);
     resources_section(summary, &mut md);
+    time_section(summary, &mut md);
     skipped_section(summary, &mut md);
     failed_section(summary, &mut md);
 
@@ -283,10 +284,13 @@ fn modes_section(s: &RunSummary, md: &mut String) {
     if cases.is_empty() {
         return;
     }
-    md.push_str("## Timing modes (CUDA: cold vs batch)\n\n");
+    md.push_str("## Timing modes (CUDA: cold, launch, batch)\n\n");
     md.push_str(
-        "cold: L2 flushed before each sample, one launch per sample. batch: back-to-back launches \
-         (from a CUDA graph where marked), launch gaps excluded.\n\n",
+        "cold: L2 flushed before each sample, one call per sample, the launch floor (an empty \
+         kernel timed the same way) subtracted. launch: one call on an idle stream, host enqueue \
+         and launch latency included (what an event-bracketed call from Python reads). batch: \
+         back-to-back calls (from a CUDA graph where marked); `dram_cold` when they rotated over \
+         ≥ 3 × L2 of buffer sets, `l2_hot` when the working set could stay in L2.\n\n",
     );
     let mut t = Table::new(&[
         "case",
@@ -297,6 +301,8 @@ fn modes_section(s: &RunSummary, md: &mut String) {
         ">batch p50 ms",
         ">batch p95 ms",
         ">batch CV",
+        "batch cache",
+        ">launch p50 ms",
         ">calls/sample",
         "graph",
         ">cold ÷ batch",
@@ -319,12 +325,41 @@ fn modes_section(s: &RunSummary, md: &mut String) {
             opt_ms(batch.map(|m| m.stats.p50_ms)),
             opt_ms(batch.map(|m| m.stats.p95_ms)),
             batch.map_or_else(|| NA.into(), |m| pct_of_ratio(m.stats.cv)),
+            batch
+                .and_then(|m| m.cache.clone())
+                .unwrap_or_else(|| NA.into()),
+            opt_ms(c.timing.get("launch").map(|m| m.stats.p50_ms)),
             batch.map_or_else(|| NA.into(), |m| m.calls_per_sample.to_string()),
             batch.map_or_else(|| NA.into(), |m| if m.graph { "yes" } else { "no" }.into()),
             ratio,
         ]);
     }
     md.push_str(&t.markdown());
+    md.push('\n');
+}
+
+/// Where the wall time went: the share spent sampling and each phase summed over the cases.
+fn time_section(s: &RunSummary, md: &mut String) {
+    let Some(t) = &s.time_accounting else {
+        return;
+    };
+    md.push_str("## Where the time went\n\n");
+    md.push_str(&format!(
+        "{:.1} s of {:.1} s wall spent taking timed samples ({:.1} %).\n\n",
+        t.sampling_s, t.wall_s, t.sampling_pct
+    ));
+    let mut table = Table::new(&["phase", ">seconds", ">% of wall"]);
+    let mut phases: Vec<_> = t.phases_s.iter().collect();
+    phases.sort_by(|a, b| b.1.total_cmp(a.1));
+    for (name, secs) in phases {
+        let pct = if t.wall_s > 0.0 {
+            format!("{:.1}", 100.0 * secs / t.wall_s)
+        } else {
+            NA.into()
+        };
+        table.row(vec![name.clone(), format!("{secs:.2}"), pct]);
+    }
+    md.push_str(&table.markdown());
     md.push('\n');
 }
 

@@ -12,7 +12,7 @@ fn every_section_is_present_in_order() {
         "# apex-bench report",
         "## Environment",
         "## Leaderboard (by p50)",
-        "## Timing modes (CUDA: cold vs batch)",
+        "## Timing modes (CUDA: cold, launch, batch)",
         "## Resource use",
         "## Skipped (1)",
         "## Failed (2)",

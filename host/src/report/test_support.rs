@@ -57,6 +57,8 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             ModeTiming {
                 calls_per_sample: 1,
                 graph: false,
+                cache: None,
+                buffer_sets: None,
                 stats: stats(p50 * 3.0, cv),
                 samples_ms: None,
                 samples_per_process: None,
@@ -67,6 +69,8 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             ModeTiming {
                 calls_per_sample: 100,
                 graph: true,
+                cache: None,
+                buffer_sets: None,
                 stats: stats(p50, cv),
                 samples_ms: None,
                 samples_per_process: None,
@@ -82,6 +86,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
                 sm_clock_mhz: Some(1980),
                 throttle_reasons: vec![],
                 throttled_samples: 0,
+                energy_method: None,
             }),
         };
         ("batch", Some(3000.0), resources)
@@ -91,6 +96,8 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             ModeTiming {
                 calls_per_sample: 4,
                 graph: false,
+                cache: None,
+                buffer_sets: None,
                 stats: stats(p50, cv),
                 samples_ms: Some(vec![p50; 3]),
                 samples_per_process: None,
@@ -133,6 +140,8 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             worker_start_ms: 35.0,
             seed: 1337,
             processes: 1,
+            phases_s: Default::default(),
+            launch_floor_us: None,
         }),
     }
 }
@@ -169,6 +178,7 @@ pub fn summary_of(cases: Vec<CaseResult>) -> RunSummary {
         status,
         counts,
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
+        time_accounting: None,
     }
 }
 

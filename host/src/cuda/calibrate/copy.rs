@@ -108,6 +108,43 @@ pub fn copy_bandwidth(
     })
 }
 
+/// Copies per timed sample of the L2 line.
+const L2_LINE_COPIES: usize = 50;
+
+/// The L2-resident copy line in GB/s (best of `repetitions` samples): the same device-to-device
+/// copy as [`copy_bandwidth`], but of a buffer an eighth of the L2, so source and destination
+/// stay in L2 across the [`L2_LINE_COPIES`] back-to-back copies of a sample. An `l2_hot` batch
+/// figure is put against this line instead of the DRAM copy line.
+pub fn l2_line_gbps(device: &Device, repetitions: usize) -> Result<f64, CudaError> {
+    guarded("measure the L2 copy line", || {
+        let stream = device.stream();
+        let bytes = (device.l2_bytes() / 8).max(1 << 20);
+        let src = stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|e| CudaError::driver("allocate the L2 copy source", e))?;
+        let mut dst = stream
+            .alloc_zeros::<u8>(bytes)
+            .map_err(|e| CudaError::driver("allocate the L2 copy destination", e))?;
+        let events = EventPair::new(device.context())?;
+        let mut copies = || -> Result<(), MeasureError> {
+            for _ in 0..L2_LINE_COPIES {
+                stream
+                    .memcpy_dtod(&src, &mut dst)
+                    .map_err(|e| MeasureError::from(CudaError::driver("copy within L2", e)))?;
+            }
+            Ok(())
+        };
+        copies().map_err(measure_to_cuda)?;
+        let counted = (2 * bytes * L2_LINE_COPIES) as u64;
+        let mut best = 0.0f64;
+        for _ in 0..repetitions.max(1) {
+            let s = events.time(stream, &mut copies).map_err(measure_to_cuda)?;
+            best = best.max(gbps(counted, s));
+        }
+        Ok(best)
+    })
+}
+
 fn measure_to_cuda(e: MeasureError) -> CudaError {
     match e {
         MeasureError::Cuda(m) | MeasureError::Plugin(m) => CudaError::Driver {

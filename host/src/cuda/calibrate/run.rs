@@ -3,9 +3,11 @@
 //! untimed sample at that size (captures the graph), then `samples` samples, each preceded by a
 //! reset of the paced kernel's chain.
 
-use super::{CalibrationReport, CalibrationRow, SpinKind, SpinWorkload, copy_bandwidth};
+use super::{
+    CalibrationReport, CalibrationRow, SpinKind, SpinWorkload, copy_bandwidth, l2_line_gbps,
+};
 use crate::cuda::guard::guarded;
-use crate::cuda::{BatchTimer, ColdTimer, CudaError, Device};
+use crate::cuda::{BatchTimer, ColdTimer, CudaError, Device, LaunchTimer};
 use crate::measure::{MeasureError, Timer};
 
 /// What to calibrate.
@@ -49,6 +51,7 @@ pub fn run(device: &Device, options: &CalibrateOptions) -> Result<CalibrationRep
         };
         let samples = options.samples.max(1);
         let mut rows = Vec::new();
+        let launch_floor_us = ColdTimer::new(device)?.launch_floor_s() * 1e6;
         for &us in &options.durations_us {
             let ns = (us * 1e3).round() as u64;
             let mut cold = ColdTimer::new(device)?;
@@ -56,6 +59,15 @@ pub fn run(device: &Device, options: &CalibrateOptions) -> Result<CalibrationRep
                 device,
                 &mut cold,
                 SpinKind::Paced,
+                us,
+                ns,
+                samples,
+            )?);
+            let mut launch = LaunchTimer::new(device)?;
+            rows.push(measure_row(
+                device,
+                &mut launch,
+                SpinKind::Isolated,
                 us,
                 ns,
                 samples,
@@ -72,11 +84,14 @@ pub fn run(device: &Device, options: &CalibrateOptions) -> Result<CalibrationRep
             options.copy_repetitions,
             info.theoretical_peak_bw_gbps,
         )?;
+        let l2_line_gbps = l2_line_gbps(device, options.copy_repetitions)?;
         Ok(CalibrationReport {
             device: info,
             globaltimer,
             rows,
             copy,
+            l2_line_gbps,
+            launch_floor_us,
             samples,
         })
     })
