@@ -29,8 +29,8 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
     assert!(first.status.success(), "{}", stderr(&first));
     let before = std::fs::read(dir.path().join("summary.json")).unwrap();
 
-    // known_duration finishes, then hang holds the run until the host is killed. One worker
-    // process per case, so known_duration is final before hang starts.
+    // abort finishes (as a crashed case), then hang holds the run until the host is killed. Kernels
+    // run in id order and one worker process per case, so abort is final before hang starts.
     let config = tempfile::tempdir().unwrap();
     std::fs::write(
         config.path().join("10-one-process.yaml"),
@@ -51,9 +51,9 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
         .arg(config.path())
         .args([
             "--filter",
-            "fixtures.known_duration",
-            "--filter",
             "fixtures.hang",
+            "--filter",
+            "fixtures.abort",
             "--output-dir",
             out_dir,
         ])
@@ -92,8 +92,9 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every finished line is a whole case"))
         .collect();
-    assert_eq!(finished[0]["key"]["kernel"], "fixtures.known_duration");
-    assert_eq!(finished[0]["status"], "ok");
+    assert_eq!(finished.len(), 1, "only the case that finished: {finished:?}");
+    assert_eq!(finished[0]["key"]["kernel"], "fixtures.abort");
+    assert_eq!(finished[0]["status"], "failed");
 }
 
 #[test]

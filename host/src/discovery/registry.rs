@@ -60,7 +60,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Every kernel that loaded, in plugin then declaration order.
+    /// Every kernel that loaded, in plugin order, then by kernel id within a plugin.
     pub fn kernels(&self) -> impl Iterator<Item = &KernelInfo> {
         self.plugins.iter().flat_map(|p| p.kernels.iter())
     }
@@ -160,6 +160,9 @@ fn load_into(reg: &mut Registry, library: &Path, krate: Option<&CrateInfo>) {
                 }
                 kernels.push(info);
             }
+            // `inventory` yields registrations in link order, which moves when unrelated code
+            // changes; the plan (and so the report and the rounds) follows kernel ids instead.
+            kernels.sort_by(|a, b| a.id.cmp(&b.id));
             reg.plugins.push(LoadedPlugin {
                 name: lib.name,
                 version: lib.version,
