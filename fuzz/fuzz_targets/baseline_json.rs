@@ -39,7 +39,10 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => {
             let shown = e.to_string();
-            assert!(shown.contains("baselines/fuzz.json"), "the error names the file: {shown}");
+            assert!(
+                shown.contains("baselines/fuzz.json"),
+                "the error names the file: {shown}"
+            );
         }
     }
 });

@@ -59,7 +59,9 @@ fuzz_target!(|data: &[u8]| {
     match load(std::slice::from_ref(file), suite_dir) {
         Ok(config) => {
             let kernel = kernel();
-            let _ = config.check(std::slice::from_ref(&kernel)).map_err(|e| e.to_string());
+            let _ = config
+                .check(std::slice::from_ref(&kernel))
+                .map_err(|e| e.to_string());
             for cli in [
                 CliOverrides::default(),
                 CliOverrides {
@@ -75,7 +77,11 @@ fuzz_target!(|data: &[u8]| {
         Err(errors) => {
             assert!(!errors.is_empty(), "an error result holds an error");
             for e in errors.iter() {
-                assert_eq!(e.loc.path(), file.as_path(), "every error names the file: {e}");
+                assert_eq!(
+                    e.loc.path(),
+                    file.as_path(),
+                    "every error names the file: {e}"
+                );
                 let whole_file = matches!(e.path.as_str(), "<file>" | "<directory>");
                 assert!(
                     whole_file || (e.loc.line >= 1 && e.loc.column >= 1),

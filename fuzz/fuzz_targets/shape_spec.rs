@@ -16,7 +16,11 @@ fuzz_target!(|data: &[u8]| {
         Ok(case) => {
             assert!(!case.0.is_empty());
             let printed = case.to_string();
-            assert_eq!(parse_shape_case(&printed).as_ref(), Ok(&case), "round trip of {printed:?}");
+            assert_eq!(
+                parse_shape_case(&printed).as_ref(),
+                Ok(&case),
+                "round trip of {printed:?}"
+            );
             for spec in &case.0 {
                 assert!(!spec.name.is_empty() && !spec.dims.is_empty());
                 assert!(spec.dims.iter().all(|&d| d > 0 && d <= i64::MAX as u64));
@@ -28,7 +32,11 @@ fuzz_target!(|data: &[u8]| {
     match parse_shape(text) {
         Ok(spec) => {
             let printed = spec.to_string();
-            assert_eq!(parse_shape(&printed).as_ref(), Ok(&spec), "round trip of {printed:?}");
+            assert_eq!(
+                parse_shape(&printed).as_ref(),
+                Ok(&spec),
+                "round trip of {printed:?}"
+            );
         }
         Err(e) => assert!(e.column >= 1 && e.column <= chars + 1, "{e}"),
     }

@@ -41,7 +41,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = compare_summary_json(&cmp);
     let _ = render_regressions_markdown(&cmp);
     let emitted = emit_template(&run, &TemplateOptions::default());
-    let against_itself = gate(&run, &Baseline::from_run(run.clone(), &TemplateOptions::default()), &opts);
+    let against_itself = gate(
+        &run,
+        &Baseline::from_run(run.clone(), &TemplateOptions::default()),
+        &opts,
+    );
     let _ = against_itself.exit_code();
     let _ = emitted.baseline.metrics.len();
     let _ = HistoryRecord::from_run(&run);

@@ -1,6 +1,9 @@
 //! Two commands writing one output directory (issue 11, finding 4): while a run holds it, a second
 //! run waits and then runs (or, with `--no-wait`, refuses with exit code 75 and says who holds it),
 //! `report` and `compare` into it do the same, and the final files are the last run's alone.
+//!
+//! The holding run measures `fixtures.known_duration`, then hangs in `fixtures.hang` until the
+//! test interrupts it, so it holds the lock as long as the test needs, whatever the machine's load.
 
 mod support;
 
@@ -10,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use support::{command, one_process_config, read_json, root, stderr, wait_for};
 
-/// A run that holds `out_dir` for at least 3 s: `fixtures.hang` until its timeout.
+/// A run that holds `out_dir` until [`stop_holder`]: one case, then `fixtures.hang`.
 fn start_holder(out_dir: &Path, config: &Path) -> Child {
     command(&[
         "run",
@@ -19,9 +22,11 @@ fn start_holder(out_dir: &Path, config: &Path) -> Child {
         "--quick",
         "--fixtures",
         "--timeout",
-        "3",
+        "120",
         "--config-dir",
         config.to_str().unwrap(),
+        "--filter",
+        "fixtures.known_duration",
         "--filter",
         "fixtures.hang",
         "--output-dir",
@@ -59,17 +64,40 @@ fn bare(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Once the holder's first case is final, interrupts it: it writes that case (status
+/// `interrupted`) and exits 130, releasing the lock.
+fn stop_holder(holder: &mut Child, out_dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !std::fs::read_dir(out_dir.join(".partial"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| std::fs::read_to_string(e.path().join("cases.jsonl")).is_ok_and(|t| !t.is_empty()))
+    {
+        assert!(Instant::now() < deadline, "the holder finished no case");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = i32::try_from(holder.id()).unwrap();
+    // SAFETY: kill(2) on the process this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = wait_for(holder, Duration::from_secs(5));
+    if status.is_none() {
+        let _ = holder.kill();
+    }
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "the holder stops");
+}
+
+/// A quick run of `example.saxpy` (not the holder's kernels).
 fn quick_run_args<'a>(out_dir: &'a str, config: &'a str) -> Vec<&'a str> {
     vec![
         "run",
         "--backends",
         "cpu",
         "--quick",
-        "--fixtures",
         "--config-dir",
         config,
         "--filter",
-        "fixtures.known_duration",
+        "example.saxpy",
         "--output-dir",
         out_dir,
     ]
@@ -134,38 +162,43 @@ fn a_second_run_refuses_with_no_wait_or_waits_and_the_files_are_the_last_runs_al
     );
 
     // Without --no-wait: waits (and says for whom), then runs once the first run is done.
-    let second = command(&quick_run_args(out, cfg))
+    let stderr_path = dir.path().join("second-stderr.txt");
+    let mut second = command(&quick_run_args(out, cfg))
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
         .spawn()
         .unwrap();
-    let second = second.wait_with_output().unwrap();
-    let first_status = first.try_wait().unwrap();
-    let err = stderr(&second);
-    assert_eq!(second.status.code(), Some(0), "{err}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !std::fs::read_to_string(&stderr_path)
+        .unwrap_or_default()
+        .contains("waiting for the run")
+    {
+        assert!(Instant::now() < deadline, "the second run never waited");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        second.try_wait().unwrap().is_none(),
+        "the second run waits while the first holds the folder"
+    );
+    stop_holder(&mut first, &out_dir);
+    let first_summary = read_json(&out_dir.join("summary.json"));
+    let status = second.wait().unwrap();
+    let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{err}");
     assert!(
         err.contains(&format!("waiting for the run (pid {first_pid}")),
         "the waiting run says whom it waits for: {err}"
     );
-    assert!(
-        first_status.is_some(),
-        "the second run finished only after the first one ended"
-    );
-    assert_eq!(
-        first_status.unwrap().code(),
-        Some(1),
-        "the first run completed (its hang case failed by timeout)"
-    );
 
     // The folder holds the second run's report alone: its cases, its kernel files, one
-    // timestamp across the files written from its summary.
+    // timestamp across the files written from its summary; the first run's report, written
+    // before it, is gone whole.
+    assert_eq!(first_summary["status"], "interrupted", "{first_summary}");
     let s = read_json(&out_dir.join("summary.json"));
+    assert_eq!(s["status"], "ok");
     let ids: Vec<&String> = s["benchmarks"].as_object().unwrap().keys().collect();
     assert!(
-        !ids.is_empty()
-            && ids
-                .iter()
-                .all(|id| id.starts_with("fixtures.known_duration/")),
+        !ids.is_empty() && ids.iter().all(|id| id.starts_with("example.saxpy/")),
         "{ids:?}"
     );
     let kernel_files: Vec<String> = std::fs::read_dir(out_dir.join("kernels"))
@@ -173,8 +206,8 @@ fn a_second_run_refuses_with_no_wait_or_waits_and_the_files_are_the_last_runs_al
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(kernel_files, ["fixtures.known_duration.json"]);
-    let k = read_json(&out_dir.join("kernels/fixtures.known_duration.json"));
+    assert_eq!(kernel_files, ["example.saxpy.json"]);
+    let k = read_json(&out_dir.join("kernels/example.saxpy.json"));
     assert_eq!(k["timestamp_utc"], s["timestamp_utc"]);
     assert!(!out_dir.join(".partial").exists());
 }
@@ -221,9 +254,5 @@ fn ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing() {
         .filter(|n| n.to_string_lossy().ends_with(&format!("-{second_pid}")))
         .collect();
     assert!(partials.is_empty(), "the waiting run wrote nothing");
-    assert_eq!(
-        first.wait().unwrap().code(),
-        Some(1),
-        "the holder ran to its end"
-    );
+    stop_holder(&mut first, &out_dir);
 }
