@@ -18,6 +18,7 @@ pub mod config;
 pub mod cuda;
 pub mod discovery;
 pub mod facts;
+pub mod interrupt;
 pub mod measure;
 pub mod model;
 pub mod plan;

@@ -331,6 +331,11 @@ fn the_schemas_reject_broken_documents() {
     let mut v = Validator::new();
     let good = serde_json::to_value(summary(report::env::collect(Value::Null))).unwrap();
     v.check("summary.schema.json", &good).unwrap();
+    // An interrupted run (issue 11): its own status and the count of the cases that did not run.
+    let mut interrupted = good.clone();
+    interrupted["status"] = json!("interrupted");
+    interrupted["counts"]["not_run"] = json!(2);
+    v.check("summary.schema.json", &interrupted).unwrap();
 
     const OK: &str = "tile_ops.tile_pack/cpu/fp32/mode=blend,tile_size=8";
     const SKIP: &str = "tile_ops.tile_unpack/cuda/fp16/mode=blend,tile_size=8";

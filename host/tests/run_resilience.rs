@@ -92,7 +92,11 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every finished line is a whole case"))
         .collect();
-    assert_eq!(finished.len(), 1, "only the case that finished: {finished:?}");
+    assert_eq!(
+        finished.len(),
+        1,
+        "only the case that finished: {finished:?}"
+    );
     assert_eq!(finished[0]["key"]["kernel"], "fixtures.abort");
     assert_eq!(finished[0]["status"], "failed");
 }

@@ -67,6 +67,11 @@ pub struct CompareArgs {
     /// Also fail on a noise-aware `regress` verdict inside the baseline's tolerance.
     #[arg(long)]
     pub fail_on_regress: bool,
+
+    /// Exit at once (code 75) when another apex-host holds the output directory, instead of
+    /// waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +80,8 @@ pub enum CompareCliError {
     Compare(#[from] CompareError),
     #[error("`--threshold {0}` is not a ratio in [0, 1)\n(hint: 0.05 means 5 %)")]
     Threshold(f64),
+    #[error(transparent)]
+    Lock(#[from] crate::report::LockError),
 }
 
 impl CompareCliError {
@@ -83,6 +90,7 @@ impl CompareCliError {
             Self::Compare(CompareError::Write(_) | CompareError::History { .. }) => {
                 ApexExitCode::INTERNAL
             }
+            Self::Lock(e) => super::lock::exit_code(e),
             _ => ApexExitCode::CONFIG_ERROR,
         }
     }
@@ -105,6 +113,24 @@ pub fn exec(args: &CompareArgs) -> Result<i32, CompareCliError> {
     if let Some(t) = args.threshold.filter(|t| !(0.0..1.0).contains(t)) {
         return Err(CompareCliError::Threshold(t));
     }
+    let out_dir = args
+        .output_dir
+        .clone()
+        .or_else(|| args.current.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."));
+    // Locked before CURRENT is read: when a run is writing that folder, the gate waits for its
+    // final summary.json instead of writing the previous run's verdict beside it. (A missing
+    // CURRENT is an error below; no folder is created for it.)
+    let _lock = if args.current.is_file() {
+        Some(super::lock::lock_output_dir(
+            &out_dir,
+            "compare",
+            args.no_wait,
+            || false,
+        )?)
+    } else {
+        None
+    };
     let current = load_run(&args.current)?;
     let mut baseline = match (&args.baseline, &args.compare_to) {
         (Some(path), _) => Baseline::load(path)?,
@@ -126,11 +152,6 @@ pub fn exec(args: &CompareArgs) -> Result<i32, CompareCliError> {
         opts = opts.with_threshold(t);
     }
     let cmp = compare::gate(&current, &baseline, &opts);
-    let out_dir = args
-        .output_dir
-        .clone()
-        .or_else(|| args.current.parent().map(Path::to_path_buf))
-        .unwrap_or_else(|| PathBuf::from("."));
     let mut written = compare::write_outputs(&cmp, &out_dir)?;
     if let Some(p) = &args.summary {
         write_json_atomic(p, &compare_summary_json(&cmp)).map_err(CompareError::from)?;

@@ -20,4 +20,11 @@ impl ApexExitCode {
     pub const USAGE: i32 = 64;
     /// An internal error (an I/O failure writing reports, a bug).
     pub const INTERNAL: i32 = 70;
+    /// `--no-wait` and another apex-host holds the output directory's lock: nothing was written
+    /// (sysexits' EX_TEMPFAIL: try again later).
+    pub const OUTPUT_LOCKED: i32 = 75;
+    /// Ctrl-C (SIGINT) or SIGTERM stopped the run: the cases that finished are in the report
+    /// (status `interrupted`); a second signal exits with it at once, writing nothing more
+    /// (128 + SIGINT, the shell's convention).
+    pub const INTERRUPTED: i32 = 130;
 }

@@ -11,6 +11,7 @@ mod discover;
 mod discovery_opts;
 pub mod exit_codes;
 mod gate;
+mod lock;
 mod report;
 mod run;
 mod worker;

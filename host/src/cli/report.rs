@@ -26,6 +26,10 @@ pub struct ReportArgs {
     /// A Markdown file to include as the "Regressions" section (e.g. `<input-dir>/regressions.md`).
     #[arg(long, value_name = "FILE")]
     pub regressions: Option<PathBuf>,
+
+    /// Exit at once (code 75) when a run holds the input directory, instead of waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +74,8 @@ pub enum ReportError {
     },
     #[error(transparent)]
     Write(#[from] WriteError),
+    #[error(transparent)]
+    Lock(#[from] crate::report::LockError),
 }
 
 impl ReportError {
@@ -78,6 +84,7 @@ impl ReportError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::Write(_) => ApexExitCode::INTERNAL,
+            Self::Lock(e) => super::lock::exit_code(e),
             _ => ApexExitCode::CONFIG_ERROR,
         }
     }
@@ -85,6 +92,19 @@ impl ReportError {
 
 /// Reads `<input-dir>/summary.json`, writes the Markdown, returns the exit code (0).
 pub fn exec(args: &ReportArgs) -> Result<i32, ReportError> {
+    // Writing into the run's folder: wait for a run that is writing it, so the Markdown is
+    // rendered from its final summary.json and never overwrites its summary.md with an older one.
+    // (A folder that does not exist holds no summary.json: that error comes below.)
+    let _lock = if args.output.is_none() && args.input_dir.is_dir() {
+        Some(super::lock::lock_output_dir(
+            &args.input_dir,
+            "report",
+            args.no_wait,
+            || false,
+        )?)
+    } else {
+        None
+    };
     let summary_path = args.input_dir.join(paths::SUMMARY_JSON);
     let summary = load_summary(&summary_path)?;
     let regressions = match &args.regressions {
@@ -173,6 +193,7 @@ mod tests {
             input_dir: dir.to_path_buf(),
             output: None,
             regressions: None,
+            no_wait: false,
         }
     }
 

@@ -1,6 +1,13 @@
 //! `apex-host run`: discover → config → facts → plan → one worker per case → stats → reports
 //! (→ gate). Results stream to `<output-dir>/.partial/<run-id>/` as cases finish; the final
 //! report replaces the previous one only when the run completes.
+//!
+//! The output directory is locked ([`crate::report::OutputLock`]) from before the partial folder
+//! is created to after the last file is written; a second run into it waits (or, with
+//! `--no-wait`, exits 75).
+//! The first Ctrl-C (or SIGTERM) stops the schedule and kills the running worker; the cases that
+//! finished are written as a report of status `interrupted` and the run exits 130. A second one
+//! exits at once (`crate::interrupt`).
 
 use std::path::{Path, PathBuf};
 
@@ -9,8 +16,12 @@ use apex_plugin_api::{Backend, Precision};
 use super::discovery_opts::DiscoveryOpts;
 use super::exit_codes::ApexExitCode;
 use crate::config::CliOverrides;
+use crate::interrupt::Interrupt;
 use crate::measure::{AssembleContext, ScheduleContext, ScheduleEvent, run_plan};
-use crate::model::{CaseResult, CaseStatus, RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION};
+use crate::model::{
+    CaseKey, CaseResult, CaseStatus, RunSummary, STATUS_INTERRUPTED, SUITE_NAME,
+    SUMMARY_SCHEMA_VERSION,
+};
 use crate::plan::{Filter, Plan};
 use crate::report::{self, Progress, RunWriter};
 
@@ -31,6 +42,10 @@ pub struct RunArgs {
     /// Where reports are written.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub output_dir: PathBuf,
+    /// Exit at once (code 75) when another apex-host holds the output directory, instead of
+    /// waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
     /// Seeds every input and the bootstrap.
     #[arg(long, default_value_t = 123)]
     pub seed: u64,
@@ -97,6 +112,7 @@ pub fn exec(args: &RunArgs) -> i32 {
 type Failure = (i32, String);
 
 fn run(args: &RunArgs) -> Result<i32, Failure> {
+    let interrupt = crate::interrupt::install().map_err(internal)?;
     let opts = args.discovery.resolve();
     let registry = crate::discovery::discover(&opts);
     let config_error = |e: crate::config::ConfigErrors| {
@@ -131,6 +147,17 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         .map_err(config_error)?;
 
     let baseline = super::gate::load_baseline(args, opts.root.as_deref(), &facts)?;
+    if interrupt.is_requested() {
+        return Err((
+            ApexExitCode::INTERRUPTED,
+            "interrupted before any case ran; nothing was written".into(),
+        ));
+    }
+    // Held until this function returns, after the last file of the run is written.
+    let _lock = super::lock::lock_output_dir(&args.output_dir, "run", args.no_wait, || {
+        interrupt.is_requested()
+    })
+    .map_err(|e| (super::lock::exit_code(&e), e.to_string()))?;
 
     let run_id = format!(
         "{}-{}",
@@ -140,7 +167,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let mut writer = RunWriter::begin(&args.output_dir, &run_id).map_err(internal)?;
     let exe = std::env::current_exe()
         .map_err(|e| internal(format!("cannot locate apex-host itself: {e}")))?;
-    let device = device_context(&exe, &plan, args, writer.partial_dir());
+    let device = device_context(&exe, &plan, args, writer.partial_dir(), interrupt);
     let ctx = AssembleContext {
         seed: args.seed,
         save_samples: args.save_samples,
@@ -156,9 +183,10 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         seed: args.seed,
         device: args.device,
         assemble: ctx,
+        interrupt,
     };
     let measuring_since = std::time::Instant::now();
-    let results = run_plan(&plan, &schedule, |event| {
+    let ran = run_plan(&plan, &schedule, |event| {
         match event {
             ScheduleEvent::Started(key) => progress.case_started(key),
             ScheduleEvent::Finished(result) => {
@@ -171,6 +199,29 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     .map_err(internal)?;
     let wall_s = measuring_since.elapsed().as_secs_f64();
     progress.finish();
+    let interrupted = ran.interrupted();
+    if interrupted && ran.results.is_empty() {
+        writer.discard().map_err(internal)?;
+        return Err((
+            ApexExitCode::INTERRUPTED,
+            format!(
+                "interrupted before any case finished; `{}` is unchanged",
+                args.output_dir.display()
+            ),
+        ));
+    }
+    if interrupted {
+        notice(&format!(
+            "interrupted: writing the report of the {} finished case(s); {} did not run \
+             (Ctrl-C again exits at once and leaves the finished ones in `{}`)",
+            ran.results.len(),
+            ran.not_run.len(),
+            writer
+                .partial_dir()
+                .join(report::paths::CASES_JSONL)
+                .display()
+        ));
+    }
 
     let env = report::env::collect(serde_json::json!({
         "facts": facts,
@@ -179,13 +230,19 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "l2_line_gbps": device.l2_line_gbps,
         "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),
     }));
-    let mut summary = summarize(args, &env, results);
+    let mut summary = summarize(args, &env, ran.results, &ran.not_run);
     summary.time_accounting = Some(crate::model::TimeAccounting::of(
         wall_s,
         summary.benchmarks.values(),
     ));
+    // An interrupted run lacks cases the baseline asks for: gating it would only report them
+    // missing, and its partial figures do not belong in the history.
     let gate = match &baseline {
-        Some(b) => Some(super::gate::run_gate(b, &summary, &args.output_dir)?),
+        Some(b) if !interrupted => Some(super::gate::run_gate(b, &summary, &args.output_dir)?),
+        Some(_) => {
+            notice("the regression gate was skipped: the run was interrupted");
+            None
+        }
         None => None,
     };
     writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
@@ -193,7 +250,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         .finish(&summary, &registry.manifest(), &env)
         .map_err(internal)?;
     write_replay_manifest(args, &summary, &written)?;
-    if let Some(dir) = &args.history {
+    if let Some(dir) = args.history.as_ref().filter(|_| !interrupted) {
         crate::compare::history::append(dir, &summary).map_err(internal)?;
     }
     report::print_final(
@@ -203,6 +260,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     );
 
     Ok(match summary.status.as_str() {
+        STATUS_INTERRUPTED => ApexExitCode::INTERRUPTED,
         _ if gate.as_ref().is_some_and(|g| g.failed) => ApexExitCode::GATE_FAILED,
         "failed" => ApexExitCode::CASES_FAILED,
         "empty" => ApexExitCode::NOTHING_RAN,
@@ -243,8 +301,28 @@ fn internal(e: impl std::fmt::Display) -> Failure {
     (ApexExitCode::INTERNAL, e.to_string())
 }
 
-fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) -> RunSummary {
-    let status = RunSummary::status_of(&results).to_string();
+#[expect(
+    clippy::print_stderr,
+    reason = "the run says why it stops early and what it skips"
+)]
+fn notice(message: &str) {
+    eprintln!("{message}");
+}
+
+/// The run's summary: `results` are the finished cases; `not_run` (an interrupted run's
+/// unfinished cases) makes the status `interrupted` and is counted as `not_run`.
+fn summarize(
+    args: &RunArgs,
+    env: &serde_json::Value,
+    results: Vec<CaseResult>,
+    not_run: &[CaseKey],
+) -> RunSummary {
+    let status = if not_run.is_empty() {
+        RunSummary::status_of(&results)
+    } else {
+        STATUS_INTERRUPTED
+    }
+    .to_string();
     let mut counts = std::collections::BTreeMap::new();
     for s in [
         CaseStatus::Ok,
@@ -257,7 +335,11 @@ fn summarize(args: &RunArgs, env: &serde_json::Value, results: Vec<CaseResult>) 
             results.iter().filter(|r| r.status == s).count(),
         );
     }
-    counts.insert("total".into(), results.len());
+    // `total` is every case of the plan, finished or not.
+    counts.insert("total".into(), results.len() + not_run.len());
+    if !not_run.is_empty() {
+        counts.insert("not_run".into(), not_run.len());
+    }
     RunSummary {
         schema_version: SUMMARY_SCHEMA_VERSION,
         suite: SUITE_NAME.into(),
@@ -292,7 +374,13 @@ struct DeviceContext {
     l2_line_gbps: Option<f64>,
 }
 
-fn device_context(exe: &Path, plan: &Plan, args: &RunArgs, scratch: &Path) -> DeviceContext {
+fn device_context(
+    exe: &Path,
+    plan: &Plan,
+    args: &RunArgs,
+    scratch: &Path,
+    interrupt: &Interrupt,
+) -> DeviceContext {
     let none = DeviceContext {
         info: serde_json::Value::Null,
         copy_bandwidth_gbps: None,
@@ -306,19 +394,21 @@ fn device_context(exe: &Path, plan: &Plan, args: &RunArgs, scratch: &Path) -> De
         return none;
     }
     let out = scratch.join("device.json");
-    let status = std::process::Command::new(exe)
-        .args([
-            "calibrate",
-            "--bandwidth-only",
-            "--json",
-            "--device",
-            &args.device.to_string(),
-            "--output",
-        ])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
+    let status = spawn_tracked(
+        std::process::Command::new(exe)
+            .args([
+                "calibrate",
+                "--bandwidth-only",
+                "--json",
+                "--device",
+                &args.device.to_string(),
+                "--output",
+            ])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+        interrupt,
+    );
     let Ok(text) = std::fs::read_to_string(&out) else {
         return none;
     };
@@ -336,4 +426,15 @@ fn device_context(exe: &Path, plan: &Plan, args: &RunArgs, scratch: &Path) -> De
             .cloned()
             .unwrap_or(serde_json::Value::Null),
     }
+}
+
+/// Runs `cmd` to its end in its own process group, which a Ctrl-C kills (as it kills workers).
+fn spawn_tracked(
+    cmd: &mut std::process::Command,
+    interrupt: &Interrupt,
+) -> std::io::Result<std::process::ExitStatus> {
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd.process_group(0).spawn()?;
+    let _tracked = interrupt.track(libc::pid_t::try_from(child.id()).unwrap_or(0));
+    child.wait()
 }

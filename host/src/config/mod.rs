@@ -14,6 +14,7 @@
 //!   bench.yaml.d (later file wins) < CLI, expands sweeps (`sweep.rs`) and records
 //!   [`Provenance`] for each value.
 //! * `check.rs` holds the checks that need every discovered kernel.
+//! * [`shape_spec`] parses the `name=AxBxC` shape strings of the TensorRT flags.
 
 mod axes;
 mod check;
@@ -24,6 +25,7 @@ mod protocol;
 mod provenance;
 mod reader;
 mod resolve;
+pub mod shape_spec;
 mod skip_conditions;
 mod suggest;
 mod suite;

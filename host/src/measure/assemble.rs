@@ -44,6 +44,16 @@ pub fn assemble(
                 format!("timeout after {s} s"),
             );
         }
+        // The schedule stops instead of assembling an interrupted case; this arm only keeps the
+        // match whole.
+        WorkerOutcome::Interrupted => {
+            return CaseResult::without_measurements(
+                key,
+                plugin,
+                CaseStatus::Failed,
+                "interrupted".into(),
+            );
+        }
     };
     if let Some(err) = &reply.error {
         let mut r = CaseResult::without_measurements(key, plugin, CaseStatus::Failed, err.clone());

@@ -1,7 +1,12 @@
 //! The host side of worker isolation: re-executes this binary as `apex-host __worker` for one case,
 //! enforces the case's timeout, and turns every way a worker can end into an outcome with a
 //! reason (a signal name, `timeout after N s`, the error text, the last line of stderr).
+//!
+//! Each worker leads its own process group, tracked by the run's [`Interrupt`] while it runs: a
+//! Ctrl-C at the terminal reaches the host only, and the host kills the whole group (the worker
+//! and anything it started), on a timeout as on an interrupt.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
@@ -9,6 +14,7 @@ use std::time::Duration;
 use wait_timeout::ChildExt;
 
 use super::wire::{WorkerReply, WorkerRequest, unix_now_s};
+use crate::interrupt::{Interrupt, kill_group};
 
 /// How a worker ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,13 +25,21 @@ pub enum WorkerOutcome {
     Crashed(String),
     /// The worker ran past its timeout and was killed.
     TimedOut(f64),
+    /// The run was interrupted (Ctrl-C) and the worker was killed before it replied.
+    Interrupted,
 }
 
 /// The hidden subcommand the worker runs under.
 pub const WORKER_SUBCOMMAND: &str = "__worker";
 
-/// Runs one case in a fresh worker process. `scratch` is this case's private folder.
-pub fn run_in_worker(exe: &Path, request: &WorkerRequest, scratch: &Path) -> WorkerOutcome {
+/// Runs one case in a fresh worker process. `scratch` is this case's private folder; a request of
+/// `interrupt` kills the worker's process group.
+pub fn run_in_worker(
+    exe: &Path,
+    request: &WorkerRequest,
+    scratch: &Path,
+    interrupt: &Interrupt,
+) -> WorkerOutcome {
     let request_path = scratch.join("request.json");
     let reply_path = scratch.join("reply.json");
     let stderr_path = scratch.join("stderr.txt");
@@ -51,21 +65,36 @@ pub fn run_in_worker(exe: &Path, request: &WorkerRequest, scratch: &Path) -> Wor
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr)
+        .process_group(0)
         .spawn();
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => return io_err(&format!("cannot start worker `{}`", exe.display()), e),
     };
+    // The worker's pid is its process group's id (`process_group(0)`).
+    let group = libc::pid_t::try_from(child.id()).unwrap_or(0);
+    let tracked = interrupt.track(group);
     let timeout = Duration::from_secs_f64(request.settings.timeout_s.max(0.001));
-    let status = match child.wait_timeout(timeout) {
+    let waited = child.wait_timeout(timeout);
+    let status = match waited {
         Ok(Some(status)) => status,
         Ok(None) => {
-            let _ = child.kill();
+            kill_group(group);
             let _ = child.wait();
             return WorkerOutcome::TimedOut(request.settings.timeout_s);
         }
-        Err(e) => return io_err("cannot wait for the worker", e),
+        Err(e) => {
+            kill_group(group);
+            let _ = child.wait();
+            return io_err("cannot wait for the worker", e);
+        }
     };
+    drop(tracked);
+    // A worker that replied before the interrupt keeps its result; one that was killed by it
+    // did not finish.
+    if !status.success() && interrupt.is_requested() {
+        return WorkerOutcome::Interrupted;
+    }
     match read_reply(&reply_path) {
         Some(reply) if status.success() => WorkerOutcome::Replied(Box::new(reply)),
         _ => WorkerOutcome::Crashed(crash_reason(status, &stderr_path)),
@@ -138,7 +167,13 @@ mod tests {
             device: 0,
             spawned_at_unix_s: 0.0,
         };
-        match run_in_worker(Path::new("/definitely/not/here"), &req, d.path()) {
+        let interrupt = Interrupt::new();
+        match run_in_worker(
+            Path::new("/definitely/not/here"),
+            &req,
+            d.path(),
+            &interrupt,
+        ) {
             WorkerOutcome::Crashed(r) => assert!(r.contains("/definitely/not/here"), "{r}"),
             other => panic!("unexpected {other:?}"),
         }

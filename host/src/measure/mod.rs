@@ -27,7 +27,7 @@ pub use cpu_timer::CpuTimer;
 pub use isolation::{WORKER_SUBCOMMAND, WorkerOutcome, run_in_worker, signal_name};
 pub use pool::pool;
 pub use sampling::{Sampled, sample};
-pub use schedule::{ScheduleContext, ScheduleEvent, run_plan};
+pub use schedule::{Ran, ScheduleContext, ScheduleEvent, run_plan};
 pub use timer::{Counted, Timer, Workload};
 pub use worker::{WorkerError, run_worker};
 

@@ -4,11 +4,17 @@
 //! touches one process of many cases instead of every process of one case, and the pooled
 //! samples of each case see it as spread, not as a shift. A case is finished, and handed to
 //! `finished`, after its last process or its first failure.
+//!
+//! An interrupt (Ctrl-C) stops the schedule: no process starts after it, the running one is
+//! killed (`isolation`), and the cases that had not finished are returned as [`Ran::not_run`];
+//! the samples of their earlier processes are dropped, since a case is reported whole or not at
+//! all.
 
 use std::path::{Path, PathBuf};
 
 use super::wire::{WIRE_VERSION, WorkerRequest};
 use super::{AssembleContext, WorkerOutcome, assemble, pool, run_in_worker};
+use crate::interrupt::Interrupt;
 use crate::model::{CaseKey, CaseResult, CaseStatus};
 use crate::plan::{Plan, PlannedCase};
 
@@ -21,6 +27,25 @@ pub struct ScheduleContext<'a> {
     pub seed: u64,
     pub device: u32,
     pub assemble: AssembleContext,
+    /// Stops the schedule when requested (Ctrl-C); its tracked groups are the running workers.
+    pub interrupt: &'a Interrupt,
+}
+
+/// What [`run_plan`] did.
+#[derive(Debug)]
+pub struct Ran {
+    /// The final result of every case that finished, in plan order.
+    pub results: Vec<CaseResult>,
+    /// The cases that did not finish because the run was interrupted, in plan order (empty
+    /// when it was not).
+    pub not_run: Vec<CaseKey>,
+}
+
+impl Ran {
+    /// Whether an interrupt stopped the run before every case finished.
+    pub fn interrupted(&self) -> bool {
+        !self.not_run.is_empty()
+    }
 }
 
 /// The number of worker processes of a case: none when skipped; one for CUDA (device timings do
@@ -43,18 +68,21 @@ pub enum ScheduleEvent<'a> {
 }
 
 /// Runs `plan`, reporting each case's start and final result to `on_event` as they happen (an
-/// error from it stops the run). Returns the results in plan order.
+/// error from it stops the run), until it ends or `ctx.interrupt` is requested.
 pub fn run_plan<E>(
     plan: &Plan,
     ctx: &ScheduleContext<'_>,
     mut on_event: impl FnMut(ScheduleEvent<'_>) -> Result<(), E>,
-) -> Result<Vec<CaseResult>, E> {
+) -> Result<Ran, E> {
     let procs: Vec<u32> = plan.cases.iter().map(processes_of).collect();
     let mut outcomes: Vec<Vec<WorkerOutcome>> = plan.cases.iter().map(|_| Vec::new()).collect();
     let mut results: Vec<Option<CaseResult>> = plan.cases.iter().map(|_| None).collect();
     let rounds = procs.iter().copied().max().unwrap_or(0).max(1);
-    for round in 0..rounds {
+    'rounds: for round in 0..rounds {
         for (i, case) in plan.cases.iter().enumerate() {
+            if ctx.interrupt.is_requested() {
+                break 'rounds;
+            }
             if results[i].is_some() {
                 continue;
             }
@@ -77,7 +105,15 @@ pub fn run_plan<E>(
                 on_event(ScheduleEvent::Started(&case.key))?;
             }
             let scratch: PathBuf = ctx.scratch.join("workers").join(format!("{i}-{round}"));
-            let outcome = run_in_worker(ctx.exe, &request(case, procs[i], ctx), &scratch);
+            let outcome = run_in_worker(
+                ctx.exe,
+                &request(case, procs[i], ctx),
+                &scratch,
+                ctx.interrupt,
+            );
+            if outcome == WorkerOutcome::Interrupted {
+                break 'rounds;
+            }
             let failed = !matches!(&outcome, WorkerOutcome::Replied(r) if r.error.is_none());
             outcomes[i].push(outcome);
             if failed || round + 1 == procs[i] {
@@ -91,7 +127,17 @@ pub fn run_plan<E>(
             }
         }
     }
-    Ok(results.into_iter().flatten().collect())
+    let not_run = plan
+        .cases
+        .iter()
+        .zip(&results)
+        .filter(|(_, r)| r.is_none())
+        .map(|(c, _)| c.key.clone())
+        .collect();
+    Ok(Ran {
+        results: results.into_iter().flatten().collect(),
+        not_run,
+    })
 }
 
 /// The worker request of one process of `case`, with its share of the sampling budget.

@@ -15,4 +15,6 @@ pub use result::{
     AccuracyBlock, CaseResult, CaseStatus, EnergyBlock, ModeTiming, Outliers, ProtocolInfo,
     Resources, Summary, Throughput, WorkBlock,
 };
-pub use summary::{RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION, TimeAccounting};
+pub use summary::{
+    RunSummary, STATUS_INTERRUPTED, SUITE_NAME, SUMMARY_SCHEMA_VERSION, TimeAccounting,
+};

@@ -7,6 +7,8 @@ use super::{CaseResult, CaseStatus};
 
 pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 pub const SUITE_NAME: &str = "apex_bench";
+/// The `status` of a run that Ctrl-C (or SIGTERM) stopped before every case finished.
+pub const STATUS_INTERRUPTED: &str = "interrupted";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -19,7 +21,8 @@ pub struct RunSummary {
     /// The resolved run configuration (CLI flags, seed, protocol).
     pub config: serde_json::Value,
     /// `ok` when every case is ok or skipped, `failed` when any case failed, `empty` when the
-    /// plan had no case.
+    /// plan had no case, `interrupted` when Ctrl-C stopped the run (then `benchmarks` holds the
+    /// cases that finished and `counts.not_run` the others).
     pub status: String,
     pub counts: BTreeMap<String, usize>,
     /// Every case of the plan by its id, skipped and failed ones included.

@@ -11,6 +11,7 @@
 //! - [`env::collect`]: the host part of `env.json`.
 //! - [`RunWriter`]: streaming, crash-safe writer of one run's report ([`read_partial`] reads
 //!   back what a killed run finished).
+//! - [`OutputLock`]: the advisory lock that gives an output directory one writer at a time.
 //! - [`render_summary_markdown`]: `summary.md`, with findings derived from the data
 //!   ([`findings::analyze`]).
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
@@ -24,6 +25,7 @@ pub mod env;
 mod final_table;
 pub mod findings;
 pub mod fmt;
+pub mod lock;
 mod markdown;
 pub mod paths;
 pub mod progress;
@@ -35,6 +37,7 @@ mod writer;
 
 pub use atomic::{WriteError, to_sorted_json, write_atomic, write_json_atomic};
 pub use final_table::{TOP_CASES, final_table, print_final};
+pub use lock::{Busy, LockError, OutputLock, Wait};
 pub use markdown::render_summary_markdown;
 pub use progress::Progress;
 pub use throughput::{throughput, unit_rate};

@@ -151,6 +151,17 @@ impl RunWriter {
         write_atomic(&md_path, md.as_bytes())?;
         written.push(md_path);
 
+        self.remove_partial()?;
+        Ok(written)
+    }
+
+    /// Ends a run that finished no case (interrupted before the first one): removes its partial
+    /// folder and writes nothing, so the previous report stays as it was.
+    pub fn discard(self) -> Result<(), WriteError> {
+        self.remove_partial()
+    }
+
+    fn remove_partial(self) -> Result<(), WriteError> {
         let partial = self.partial.clone();
         drop(self);
         std::fs::remove_dir_all(&partial).map_err(|source| WriteError::Io {
@@ -161,7 +172,7 @@ impl RunWriter {
         if let Some(parent) = partial.parent() {
             let _ = std::fs::remove_dir(parent);
         }
-        Ok(written)
+        Ok(())
     }
 }
 

@@ -19,13 +19,47 @@ pub fn root() -> PathBuf {
 
 /// `apex-host ARGS` with `--root` set to this checkout, CUDA forced visible-or-not as the machine is.
 pub fn apex(args: &[&str]) -> Output {
+    command(args).output().expect("apex-host runs")
+}
+
+/// The command [`apex`] runs, to spawn it instead (stdin, stdout and stderr are the caller's).
+pub fn command(args: &[&str]) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"));
     cmd.args(args)
         .arg("--root")
         .arg(root())
         .env_remove("APEX_PLUGIN_PATH")
         .env("CI", "1");
-    cmd.output().expect("apex-host runs")
+    cmd
+}
+
+/// A suite folder that runs every CPU case in one worker process, so a case is final as soon as
+/// its worker ends (the default, three processes interleaved in rounds, finishes cases late).
+pub fn one_process_config() -> tempfile::TempDir {
+    let config = tempfile::tempdir().expect("temporary folder");
+    std::fs::write(
+        config.path().join("10-one-process.yaml"),
+        "kernel: '*'\nprotocol: {processes: 1}\n",
+    )
+    .expect("config written");
+    config
+}
+
+/// Waits up to `limit` for `child` to exit; `None` if it is still running.
+pub fn wait_for(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
