@@ -31,6 +31,28 @@ pub(super) fn describe_json(v: &Value) -> String {
     }
 }
 
+/// A shape value: a non-empty list of positive integers.
+fn is_shape(v: &Value) -> bool {
+    v.as_array().is_some_and(|dims| {
+        !dims.is_empty() && dims.iter().all(|d| d.as_i64().is_some_and(|d| d > 0))
+    })
+}
+
+/// A flat list of integers given to a parameter declared as a shape is one shape (seed 002's
+/// `grid_size: [64, 64, 64]`), not a sweep; a list of lists stays a sweep of shapes.
+fn as_one_shape(
+    default: &Value,
+    values: &[Located<Value>],
+    is_list: bool,
+    loc: &Loc,
+) -> Option<Located<Value>> {
+    let flat = is_list && default.is_array() && values.iter().all(|v| v.value.is_i64());
+    flat.then(|| Located {
+        value: Value::Array(values.iter().map(|v| v.value.clone()).collect()),
+        loc: loc.clone(),
+    })
+}
+
 /// `value` converted to the type of `default`, or what was expected.
 pub(super) fn coerce(default: &Value, value: &Value) -> Result<Value, &'static str> {
     match default {
@@ -44,6 +66,8 @@ pub(super) fn coerce(default: &Value, value: &Value) -> Result<Value, &'static s
         Value::Bool(_) => value.as_bool().map(Value::from).ok_or("a boolean"),
         Value::String(_) if value.is_string() => Ok(value.clone()),
         Value::String(_) => Err("a string"),
+        Value::Array(_) if is_shape(value) => Ok(value.clone()),
+        Value::Array(_) => Err("a shape (a list of positive integers, e.g. [64, 64, 64])"),
         _ => Ok(value.clone()),
     }
 }
@@ -167,6 +191,16 @@ pub(super) fn resolve_params(
                     ));
                 }
                 continue;
+            };
+            let default = kernel
+                .params
+                .iter()
+                .find(|p| p.name == *name)
+                .map(|p| &p.default);
+            let one_shape = default.and_then(|d| as_one_shape(d, values, *is_list, loc));
+            let (values, is_list) = match &one_shape {
+                Some(shape) => (std::slice::from_ref(shape), &false),
+                None => (values.as_slice(), is_list),
             };
             if let Some(coerced) = coerce_located(kernel, name, values, *is_list, path, errors) {
                 slot.1 = Provenance {

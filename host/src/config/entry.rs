@@ -31,7 +31,10 @@ pub(crate) struct Located<T> {
     pub loc: Loc,
 }
 
-/// `problem_size.NAME`: one value, or a list (an axis of the sweep).
+/// `problem_size.NAME`: one value, or a list (an axis of the sweep). An item may itself be a list of
+/// integers: the value of a shape parameter (`grid_size: [[64, 64, 64], [128, 128, 64]]`). Whether
+/// a flat list of integers is one shape or a sweep is decided per kernel, by the parameter's
+/// declared type (`axes::resolve_params`).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ParamSetting {
     pub name: String,
@@ -247,7 +250,11 @@ fn parse_problem_size(r: &mut Reader<'_>, node: &Node, path: &str) -> Vec<ParamS
             } else {
                 "a parameter is a value, or a list of values to sweep"
             };
-            match r.scalar(item, &ip, hint) {
+            let value = match Reader::items(item) {
+                (dims, true) => r.shape(item, &dims, &ip),
+                _ => r.scalar(item, &ip, hint),
+            };
+            match value {
                 Some(value) => values.push(Located {
                     value,
                     loc: r.loc(item),

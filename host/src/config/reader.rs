@@ -158,6 +158,39 @@ impl<'t> Reader<'t> {
     }
 
     /// A scalar parameter value (integer, number, bool or string) as JSON.
+    /// A list item that is itself a list: a shape, every dimension a positive integer.
+    pub fn shape(&mut self, n: &Node, dims: &[&Node], path: &str) -> Option<serde_json::Value> {
+        let hint = "a shape is a list of positive integers, e.g. `grid_size: [64, 64, 64]`; a sweep of shapes is a list of them";
+        if dims.is_empty() {
+            self.error(
+                n,
+                path,
+                ConfigErrorKind::InvalidValue("empty shape".into()),
+                hint,
+            );
+            return None;
+        }
+        let mut out = Vec::with_capacity(dims.len());
+        for (i, d) in dims.iter().enumerate() {
+            match d.value {
+                Raw::UInt(u) if u > 0 && i64::try_from(u).is_ok() => {
+                    out.push(serde_json::Value::from(u))
+                }
+                Raw::Int(v) if v > 0 => out.push(serde_json::Value::from(v)),
+                _ => {
+                    self.wrong_type(
+                        d,
+                        &format!("{path}[{i}]"),
+                        "a positive integer (a dimension of a shape)",
+                        hint,
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(serde_json::Value::Array(out))
+    }
+
     pub fn scalar(&mut self, n: &Node, path: &str, hint: &str) -> Option<serde_json::Value> {
         match &n.value {
             Raw::UInt(u) => Some((*u).into()),

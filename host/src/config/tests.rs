@@ -443,3 +443,99 @@ fn entries_with_problem_size_in_one_file_are_alternative_sweeps() {
     assert_eq!(short, ["fp16/8/64", "fp32/8/64", "fp16/16/64"]);
     assert!(cases.iter().all(|c| c.protocol.warmup == 9));
 }
+
+fn poisson_cg() -> KernelInfo {
+    kernel(
+        "pressure_poisson",
+        &[
+            ("grid_size", serde_json::json!([32, 32, 32])),
+            ("max_iterations", 50.into()),
+            ("tolerance", 1.0e-5.into()),
+        ],
+    )
+}
+
+#[test]
+fn seed_002_quasim_config_is_one_64_cubed_case() {
+    // ../shared/seeds/002 as written: `grid_size: [64, 64, 64]` is one 3-D shape.
+    let f = Files::new();
+    let plugin = f.write(
+        "plugins/poisson/bench.yaml",
+        r#"kernel: pressure_poisson
+problem_size:
+  grid_size: [64, 64, 64]
+  max_iterations: 50
+  tolerance: 1.0e-5
+precisions: [fp32]
+backends: [cpu]
+tolerances: {rmse: 1.0e-4, relative_error: 1.0e-3}
+"#,
+    );
+    let cfg = load_ok(&[plugin], &f.suite());
+    let cases = cfg.expand(&poisson_cg(), &CliOverrides::default()).unwrap();
+    assert_eq!(cases.len(), 1, "{:?}", labels(&cases));
+    assert_eq!(
+        cases[0].params["grid_size"],
+        serde_json::json!([64, 64, 64])
+    );
+}
+
+#[test]
+fn a_list_of_shapes_is_a_sweep_of_shapes() {
+    let f = Files::new();
+    let plugin = f.write(
+        "plugins/poisson/bench.yaml",
+        "kernel: pressure_poisson\nproblem_size:\n  grid_size: [[32, 32, 32], [64, 64, 32]]\n  max_iterations: [10, 20]\nbackends: [cpu]\nprecisions: [fp32]\n",
+    );
+    let cfg = load_ok(&[plugin], &f.suite());
+    let cases = cfg.expand(&poisson_cg(), &CliOverrides::default()).unwrap();
+    let shapes: Vec<_> = cases
+        .iter()
+        .map(|c| c.params["grid_size"].clone())
+        .collect();
+    assert_eq!(cases.len(), 4);
+    assert!(shapes.contains(&serde_json::json!([64, 64, 32])));
+    assert!(shapes.contains(&serde_json::json!([32, 32, 32])));
+}
+
+#[test]
+fn a_scalar_or_a_bad_dimension_for_a_shape_is_a_located_error() {
+    let f = Files::new();
+    let plugin = f.write(
+        "plugins/poisson/bench.yaml",
+        "kernel: pressure_poisson\nproblem_size:\n  grid_size: 64\n",
+    );
+    let cfg = load_ok(&[plugin], &f.suite());
+    let err = cfg
+        .expand(&poisson_cg(), &CliOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bench.yaml:3:"), "{err}");
+    assert!(err.contains("a shape"), "{err}");
+
+    let f = Files::new();
+    let plugin = f.write(
+        "plugins/poisson/bench.yaml",
+        "kernel: pressure_poisson\nproblem_size:\n  grid_size: [[64, 0, 64]]\n",
+    );
+    let err = load(&[plugin], &f.suite()).unwrap_err().to_string();
+    assert!(err.contains("bench.yaml:3:"), "{err}");
+    assert!(err.contains("grid_size[0][1]"), "{err}");
+    assert!(err.contains("positive integer"), "{err}");
+}
+
+#[test]
+fn a_list_for_a_scalar_parameter_is_a_located_error() {
+    let f = Files::new();
+    let plugin = f.write(
+        "plugins/tile_ops/bench.yaml",
+        "kernel: tile_ops.tile_pack\nproblem_size:\n  tile_size: [[8, 16]]\n",
+    );
+    let cfg = load_ok(&[plugin], &f.suite());
+    let err = cfg
+        .expand(&tile_pack(), &CliOverrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bench.yaml:3:"), "{err}");
+    assert!(err.contains("an integer"), "{err}");
+}

@@ -66,9 +66,17 @@ impl fmt::Display for CaseKey {
 }
 
 /// A parameter value as it appears in ids: strings bare, numbers in shortest form.
+/// A parameter value in a case id: strings bare, shapes (lists of integers) as `64x64x64` like the
+/// plugin API prints them, everything else as JSON.
 fn render_value(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(dims) if !dims.is_empty() && dims.iter().all(|d| d.is_i64()) => {
+            dims.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("x")
+        }
         other => other.to_string(),
     }
 }
@@ -76,6 +84,14 @@ fn render_value(v: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shape_reads_like_the_plugin_api_prints_it() {
+        let mut p = ParamMap::new();
+        p.insert("grid_size".into(), serde_json::json!([64, 32, 16]));
+        let key = CaseKey::new("poisson.cg", "cpu", "fp32", &p);
+        assert_eq!(key.id(), "poisson.cg/cpu/fp32/grid_size=64x32x16");
+    }
 
     #[test]
     fn id_is_sorted_and_stable() {
