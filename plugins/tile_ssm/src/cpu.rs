@@ -199,9 +199,18 @@ impl<T: Element> Block<'_, T> {
             // s holds the tokens first, then the states.
             T::load(&self.tokens[self.base + k * self.channels..][..n], s);
             let p = &self.powers[t * self.channels..][..n];
-            for j in 0..n {
-                e[j] = a[j] * e[j] + (gw[j] * clean(s[j], self.clamp) + bw[j]);
-                s[j] = p[j] * carry[j] + e[j];
+            let clamp = self.clamp;
+            for ((((((e, s), &c), &a), &gw), &bw), &p) in e
+                .iter_mut()
+                .zip(s.iter_mut())
+                .zip(carry.iter())
+                .zip(a)
+                .zip(gw)
+                .zip(bw)
+                .zip(p)
+            {
+                *e = a * *e + (gw * clean(*s, clamp) + bw);
+                *s = p * c + *e;
             }
             emit(k, s);
             t += 1;
