@@ -213,6 +213,42 @@ mod tests {
             if let Err(e) = compile_ptx(program.name, &program.source, "sm_90") {
                 panic!("{label}: {e}\n--- source ---\n{}", program.source);
             }
+            // ptxas (run by NVRTC for a real architecture) must fit the registers without
+            // spilling: a spill in a streaming kernel costs local-memory traffic on every call.
+            let log = ptxas_log(&program.source);
+            assert!(
+                log.contains("registers"),
+                "{label}: no ptxas report:\n{log}"
+            );
+            assert!(
+                !log.contains("bytes spill")
+                    || log.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "{label}: spills\n{log}"
+            );
+        }
+    }
+
+    /// NVRTC's log of a compile for sm_90 with ptxas's resource report.
+    fn ptxas_log(source: &str) -> String {
+        use cudarc::nvrtc::result;
+        let src = std::ffi::CString::new(source).unwrap();
+        let prog = result::create_program(&src, None).unwrap();
+        // SAFETY: `prog` is a live program until destroyed below; the log is NUL-terminated.
+        unsafe {
+            result::compile_program(
+                prog,
+                &[
+                    "--gpu-architecture=sm_90",
+                    "--std=c++17",
+                    "--ptxas-options=-v",
+                ],
+            )
+            .unwrap();
+            let log = result::get_program_log(prog).unwrap();
+            result::destroy_program(prog).unwrap();
+            std::ffi::CStr::from_ptr(log.as_ptr())
+                .to_string_lossy()
+                .into_owned()
         }
     }
 

@@ -43,7 +43,7 @@ __device__ __forceinline__ void merge_stats(float& m, float& s, float m_b, float
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 cross_entropy(const S* __restrict__ logits, const long long* __restrict__ targets, S* __restrict__ grad,
               float* __restrict__ loss, unsigned int* __restrict__ scratch) {
     __shared__ double red[32];

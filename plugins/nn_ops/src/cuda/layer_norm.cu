@@ -22,7 +22,7 @@ __device__ __forceinline__ float slice_elems(unsigned int k) {
     return hi > lo ? (float)((hi - lo) * VEC) : 0.0f;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict__ b, S* __restrict__ y,
            unsigned int* __restrict__ scratch, float eps) {
     __shared__ double red[32];
