@@ -24,6 +24,11 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 
     /// One unit in the last place of this type at `|v|`: the gap from `|v|` rounded to this type
     /// to the next larger value (in the subnormal range, the subnormal step).
     fn ulp(v: f64) -> f64;
+    /// The slice itself when this type is f32 (no conversion needed), else `None`.
+    fn as_f32(s: &[Self]) -> Option<&[f32]> {
+        let _ = s;
+        None
+    }
 }
 
 /// `next - value` in f64, or infinity when `value` is not finite.
@@ -53,6 +58,9 @@ impl Element for f32 {
     }
     fn bits(self) -> u32 {
         self.to_bits()
+    }
+    fn as_f32(s: &[Self]) -> Option<&[f32]> {
+        Some(s)
     }
     fn ulp(v: f64) -> f64 {
         let a = v.abs() as f32;

@@ -10,7 +10,9 @@ use crate::{
     accuracy::compare_rows,
     cpu_par::for_each_chunk,
     device::DeviceState,
-    fast_math::{gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, swish_f32, swish_f64},
+    fast_math::{
+        gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, swish_f32, swish_f64, with_avx2,
+    },
     op::{CudaProgram, Inputs, OutputLens, Outputs},
     program::{assemble, launch_1d},
     rng::uniform,
@@ -116,11 +118,12 @@ impl Activation {
                 let n = piece.len();
                 T::load(&x[at..at + n], &mut buf);
                 // One loop per function, so each inner loop is branch-free and vectorizes.
-                match func {
-                    Func::GeluErf => buf[..n].iter_mut().for_each(|v| *v = gelu_erf_f32(*v)),
-                    Func::GeluTanh => buf[..n].iter_mut().for_each(|v| *v = gelu_tanh_f32(*v)),
-                    Func::Swish => buf[..n].iter_mut().for_each(|v| *v = swish_f32(*v)),
-                }
+                let b = &mut buf[..n];
+                with_avx2(|| match func {
+                    Func::GeluErf => b.iter_mut().for_each(|v| *v = gelu_erf_f32(*v)),
+                    Func::GeluTanh => b.iter_mut().for_each(|v| *v = gelu_tanh_f32(*v)),
+                    Func::Swish => b.iter_mut().for_each(|v| *v = swish_f32(*v)),
+                });
                 T::store(&buf[..n], piece);
             }
         });

@@ -13,7 +13,7 @@ use crate::{
     Element,
     accuracy::compare_scalar,
     device::DeviceState,
-    fast_math::sum_sq_diff_f32,
+    fast_math::{sum_sq_diff_f32, with_avx2},
     op::{
         CudaProgram, DeviceFacts, Inputs, NnOp, OutputLens, Outputs, base_descriptor, rows_dim,
         with_bsd,
@@ -101,13 +101,16 @@ impl NnOp for MseLoss {
             unreachable!("two inputs")
         };
         let partial = |(xa, xb): (&[T], &[T])| {
+            if let (Some(fa), Some(fb)) = (T::as_f32(xa), T::as_f32(xb)) {
+                return f64::from(with_avx2(|| sum_sq_diff_f32(fa, fb)));
+            }
             let (mut fa, mut fb) = ([0.0f32; 512], [0.0f32; 512]);
             let mut s = 0.0f64;
             for (pa, pb) in xa.chunks(512).zip(xb.chunks(512)) {
                 let n = pa.len();
                 T::load(pa, &mut fa);
                 T::load(pb, &mut fb);
-                s += f64::from(sum_sq_diff_f32(&fa[..n], &fb[..n]));
+                s += f64::from(with_avx2(|| sum_sq_diff_f32(&fa[..n], &fb[..n])));
             }
             s
         };
