@@ -1,0 +1,184 @@
+// Shared device code of the nn ops. Expects DTYPE (0 fp32, 1 fp16, 2 bf16), VEC (elements per
+// vector access), BLOCK (threads per block) and GRID (blocks). No CUDA headers: fp16/bf16 are raw
+// 16-bit patterns converted with PTX `cvt` (fp16) or integer round-to-nearest-even (bf16), which
+// NVRTC accepts for any architecture, and which the CPU path reproduces bit for bit.
+
+#if DTYPE == 0
+typedef float S;
+#define S_NEG_INF_BITS 0xff800000u
+#elif DTYPE == 1
+typedef unsigned short S;
+#define S_NEG_INF_BITS 0xfc00u
+#else
+typedef unsigned short S;
+#define S_NEG_INF_BITS 0xff80u
+#endif
+
+#define NEG_INF __int_as_float(0xff800000)
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+__device__ __forceinline__ float to_f32(S v) {
+#if DTYPE == 0
+    return v;
+#elif DTYPE == 1
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+    return f;
+#else
+    return __uint_as_float(((unsigned int)v) << 16);
+#endif
+}
+
+__device__ __forceinline__ S from_f32(float f) {
+#if DTYPE == 0
+    return f;
+#elif DTYPE == 1
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+__device__ __forceinline__ S s_neg_inf() {
+#if DTYPE == 0
+    return __uint_as_float(S_NEG_INF_BITS);
+#else
+    return (S)S_NEG_INF_BITS;
+#endif
+}
+
+// 2^x (MUFU; relative error about 2^-22).
+__device__ __forceinline__ float ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+template <int BYTES> struct RawOf;
+template <> struct RawOf<16> { typedef uint4 T; };
+template <> struct RawOf<8> { typedef uint2 T; };
+template <> struct RawOf<4> { typedef unsigned int T; };
+template <> struct RawOf<2> { typedef unsigned short T; };
+
+// One vector of VEC elements, moved as a single 16/8/4/2-byte access (aligned: every row start
+// and every allocation is a multiple of the vector size).
+typedef RawOf<VEC * sizeof(S)>::T Raw;
+union Lanes {
+    Raw raw;
+    S s[VEC];
+};
+
+__device__ __forceinline__ Raw load_raw(const S* __restrict__ p) { return *reinterpret_cast<const Raw*>(p); }
+__device__ __forceinline__ void store_raw(S* __restrict__ p, Raw v) { *reinterpret_cast<Raw*>(p) = v; }
+
+__device__ __forceinline__ void unpack_f32(Raw r, float (&out)[VEC]) {
+    Lanes u;
+    u.raw = r;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = to_f32(u.s[i]);
+}
+
+__device__ __forceinline__ Raw pack_f32(const float (&in)[VEC]) {
+    Lanes u;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) u.s[i] = from_f32(in[i]);
+    return u.raw;
+}
+
+__device__ __forceinline__ void load_f32(const S* __restrict__ p, float (&out)[VEC]) { unpack_f32(load_raw(p), out); }
+__device__ __forceinline__ void store_f32(S* __restrict__ p, const float (&in)[VEC]) { store_raw(p, pack_f32(in)); }
+
+__device__ __forceinline__ Raw fill_raw(S v) {
+    Lanes u;
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) u.s[i] = v;
+    return u.raw;
+}
+
+// ---- Reductions over a group of G consecutive threads (G a power of two, G <= BLOCK). For
+// G <= 32 the group lies inside one warp (xor shuffles stay inside aligned groups); for G > 32 it
+// is G/32 whole warps combined through `red` (one slot per warp of the block), and then every
+// thread of the block must call it (it synchronizes the block). Fixed trees and a fixed order:
+// the result does not depend on timing.
+struct Sum {
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+template <int G, class T, class Op>
+__device__ __forceinline__ T group_reduce(T v, Op op, double* red_storage) {
+    constexpr int W = G < 32 ? G : 32;
+#pragma unroll
+    for (int o = W / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if constexpr (G > 32) {
+        T* red = reinterpret_cast<T*>(red_storage);
+        const int warp = threadIdx.x >> 5;
+        if ((threadIdx.x & 31) == 0) red[warp] = v;
+        __syncthreads();
+        constexpr int WARPS = G / 32;
+        const int first = (warp / WARPS) * WARPS;
+        T acc = red[first];
+#pragma unroll
+        for (int i = 1; i < WARPS; ++i) acc = op(acc, red[first + i]);
+        __syncthreads();
+        v = acc;
+    }
+    return v;
+}
+
+// ---- Grid coordination in one launch, through zeroed u32 scratch words that every kernel
+// returns to zero before it ends (so a CUDA graph can replay it with no memset node):
+//   W_TICKET   work tickets: a block's work item is the order in which it started, so a block
+//              only ever waits for blocks that are already running (no deadlock, whatever order
+//              the hardware starts blocks in);
+//   W_FINISH   blocks done; the last one reduces the per-block partials and resets the words;
+//   W_COUNTED, W_NVALID   cross-entropy's count of non-ignored targets (see cross_entropy.cu).
+#define W_TICKET 0
+#define W_FINISH 1
+#define W_COUNTED 2
+#define W_NVALID 3
+#define W_ARRAYS 8
+
+__device__ __forceinline__ unsigned int ld_volatile(const unsigned int* p) {
+    return *reinterpret_cast<const volatile unsigned int*>(p);
+}
+
+// Spins until *p >= n (p is written by other blocks with atomics after a __threadfence).
+__device__ __forceinline__ void wait_at_least(const unsigned int* p, unsigned int n) {
+    while (ld_volatile(p) < n) {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(100);
+#endif
+    }
+    __threadfence();
+}
+
+// Every thread gets the block's ticket (work item).
+__device__ __forceinline__ unsigned int take_ticket(unsigned int* scratch, unsigned int* s_ticket) {
+    if (threadIdx.x == 0) *s_ticket = atomicAdd(scratch + W_TICKET, 1u);
+    __syncthreads();
+    return *s_ticket;
+}
+
+// Call after this block's results are stored (every thread). True in every thread of the block
+// that finished last; its reads of other blocks' results must bypass L1 (__ldcg).
+__device__ __forceinline__ bool finished_last(unsigned int* scratch, unsigned int* s_flag) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const unsigned int prev = atomicAdd(scratch + W_FINISH, 1u);
+        *s_flag = prev == GRID - 1 ? 1u : 0u;
+    }
+    __syncthreads();
+    const bool last = *s_flag != 0u;
+    if (last) __threadfence();
+    return last;
+}

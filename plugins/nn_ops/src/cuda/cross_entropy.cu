@@ -1,0 +1,224 @@
+// Cross-entropy over ROWS rows of COLS logits with int64 targets, mean over the rows whose
+// target is a class (0 <= t < COLS; -100 and anything else outside is ignored, and zero such rows
+// give NaN, as PyTorch's mean does). With GRAD, the same pass also writes the gradient of that
+// mean with respect to the logits: (softmax - onehot) / n_valid on counted rows, 0 on ignored
+// rows. fp32 math, log2-domain exponentials (ex2). One launch.
+// Expects the RowPlan defines (ROWS COLS VEC CV SLICE_V TPR NV SPLIT BLOCK RPB GRID), GRAD, and
+// for GRAD=0 UNROLL, for GRAD=1 COUNTERS.
+//
+// Forward (GRAD=0): a streaming plan. Each group of TPR threads walks its row UNROLL vectors at a
+// time with an online softmax (max and rescaled sum per chunk, one exponential per element),
+// keeping nothing: the logits are read once.
+//
+// Forward + gradient (GRAD=1): a resident plan. The slice stays in registers (NV raw vectors per
+// thread) between the statistics and the gradient, so the logits are read once and the gradient
+// written once. The gradient needs n_valid, a count over *all* targets, before any block can
+// write: the first COUNTERS work tickets count a share of the targets each and publish it
+// (W_NVALID, W_COUNTED); every block loads and reduces its rows first and only then waits for
+// the count, so the wait is hidden. Rows longer than one block (SPLIT > 1) exchange their slices'
+// (max, sum) like LayerNorm's split rows.
+//
+// The loss: each work item stores the sum and the count of its rows' losses (in slot `work`, so
+// the order is fixed), and the block that finishes last sums them in f64 and writes
+// sum / count, then resets every counter it used.
+//
+// Scratch words: [W_ARRAYS, +GRID) float loss partials, [+GRID, +2 GRID) counts, then (SPLIT > 1)
+// ROWS arrival counters and ROWS*SPLIT (max, sum) pairs.
+
+#define P_LOSS W_ARRAYS
+#define P_COUNT (W_ARRAYS + GRID)
+#define P_ARRIVED (W_ARRAYS + 2 * GRID)
+#define P_STATS (W_ARRAYS + 2 * GRID + ROWS)
+
+__device__ __forceinline__ bool is_class(long long t) { return t >= 0 && t < (long long)COLS; }
+
+// Merges (m_b, s_b) into (m, s): s is a sum of e^(x - m).
+__device__ __forceinline__ void merge_stats(float& m, float& s, float m_b, float s_b) {
+    if (m_b == NEG_INF) return;
+    if (m_b > m) {
+        s = (m == NEG_INF ? 0.0f : s * ex2((m - m_b) * LOG2E)) + s_b;
+        m = m_b;
+    } else {
+        s += s_b * ex2((m_b - m) * LOG2E);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+cross_entropy(const S* __restrict__ logits, const long long* __restrict__ targets, S* __restrict__ grad,
+              float* __restrict__ loss, unsigned int* __restrict__ scratch) {
+    __shared__ double red[32];
+    __shared__ unsigned int s_ticket, s_flag, s_nvalid;
+    __shared__ float s_stat[2];
+    const unsigned int tid = threadIdx.x;
+    const unsigned int group = tid / TPR, lane = tid % TPR;
+#if GRAD
+    const unsigned int work = take_ticket(scratch, &s_ticket);
+    if (work < COUNTERS) {
+        // This block counts the targets of rows [lo, hi) and publishes the count.
+        const unsigned int per = (ROWS + COUNTERS - 1) / COUNTERS;
+        const unsigned int lo = work * per;
+        const unsigned int hi = lo + per < ROWS ? lo + per : ROWS;
+        unsigned int c = 0;
+        for (unsigned int i = lo + tid; i < hi; i += BLOCK) c += is_class(targets[i]) ? 1u : 0u;
+        c = group_reduce<BLOCK>(c, Sum(), red);
+        if (tid == 0) {
+            atomicAdd(scratch + W_NVALID, c);
+            __threadfence();
+            atomicAdd(scratch + W_COUNTED, 1u);
+        }
+    }
+#else
+    const unsigned int work = blockIdx.x;
+#endif
+    const unsigned int row = (work / SPLIT) * RPB + group;
+    const unsigned int rank = work % SPLIT;
+    const bool row_ok = row < ROWS;
+    const size_t base = (size_t)row * COLS;
+    const unsigned int v0 = rank * SLICE_V;
+    const unsigned int v_end = v0 + SLICE_V < CV ? v0 + SLICE_V : CV;
+    const long long t = row_ok ? targets[row] : -1;
+    const bool counted = row_ok && is_class(t);
+
+    // Statistics of this thread's elements: m = max, s = sum e^(x - m). Padding is -inf.
+    float m = NEG_INF, s = 0.0f;
+#if GRAD
+    Raw r[NV];
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+        const unsigned int vi = v0 + j * TPR + lane;
+        r[j] = (row_ok && vi < v_end) ? load_raw(logits + base + (size_t)vi * VEC) : fill_raw(s_neg_inf());
+    }
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+        float f[VEC];
+        unpack_f32(r[j], f);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) m = fmaxf(m, f[i]);
+    }
+    if (m != NEG_INF) {
+        const float ml = m * LOG2E;
+#pragma unroll
+        for (int j = 0; j < NV; ++j) {
+            float f[VEC];
+            unpack_f32(r[j], f);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) s += ex2(fmaf(f[i], LOG2E, -ml));
+        }
+    }
+#else
+    for (unsigned int j0 = 0; j0 < NV; j0 += UNROLL) {
+        Raw r[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const unsigned int vi = v0 + (j0 + u) * TPR + lane;
+            r[u] = (row_ok && vi < v_end) ? load_raw(logits + base + (size_t)vi * VEC) : fill_raw(s_neg_inf());
+        }
+        float cm = NEG_INF;
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            float f[VEC];
+            unpack_f32(r[u], f);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) cm = fmaxf(cm, f[i]);
+        }
+        if (cm > m) {
+            s = m == NEG_INF ? 0.0f : s * ex2((m - cm) * LOG2E);
+            m = cm;
+        }
+        if (m != NEG_INF) {
+            const float ml = m * LOG2E;
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                float f[VEC];
+                unpack_f32(r[u], f);
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) s += ex2(fmaf(f[i], LOG2E, -ml));
+            }
+        }
+    }
+#endif
+    // The group's (max, sum): max first, then every thread rescales its sum to it.
+    const float gm = group_reduce<TPR>(m, Max(), red);
+    s = (m == NEG_INF) ? 0.0f : s * ex2((m - gm) * LOG2E);
+    float gs = group_reduce<TPR>(s, Sum(), red);
+    m = gm;
+#if SPLIT > 1
+    {
+        unsigned int* arrived = scratch + P_ARRIVED;
+        float* stats = reinterpret_cast<float*>(scratch + P_STATS);
+        if (tid == 0) {
+            stats[((size_t)row * SPLIT + rank) * 2] = m;
+            stats[((size_t)row * SPLIT + rank) * 2 + 1] = gs;
+            __threadfence();
+            atomicAdd(arrived + row, 1u);
+            wait_at_least(arrived + row, SPLIT);
+            float mt = NEG_INF, st = 0.0f;
+            for (unsigned int k = 0; k < SPLIT; ++k)
+                merge_stats(mt, st, __ldcg(stats + ((size_t)row * SPLIT + k) * 2),
+                            __ldcg(stats + ((size_t)row * SPLIT + k) * 2 + 1));
+            s_stat[0] = mt;
+            s_stat[1] = st;
+        }
+        __syncthreads();
+        m = s_stat[0];
+        gs = s_stat[1];
+    }
+#endif
+    // Natural-log LSE of the whole row, identical in every thread and block of the row.
+    const float lse = m + LN2 * log2f(gs);
+    float row_loss = 0.0f;
+    if (counted && rank == 0 && lane == 0) row_loss = lse - to_f32(logits[base + (size_t)t]);
+    const unsigned int row_count = (counted && rank == 0 && lane == 0) ? 1u : 0u;
+
+#if GRAD
+    if (tid == 0) {
+        wait_at_least(scratch + W_COUNTED, COUNTERS);
+        s_nvalid = ld_volatile(scratch + W_NVALID);
+    }
+    __syncthreads();
+    const float inv_n = 1.0f / (float)s_nvalid;
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+        const unsigned int vi = v0 + j * TPR + lane;
+        if (row_ok && vi < v_end) {
+            float f[VEC];
+            unpack_f32(r[j], f);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                const float p = ex2((f[i] - lse) * LOG2E);
+                float g = counted ? p * inv_n : 0.0f;
+                if (counted && (long long)(vi * VEC + i) == t) g = fmaf(p, inv_n, -inv_n);
+                f[i] = g;
+            }
+            store_f32(grad + base + (size_t)vi * VEC, f);
+        }
+    }
+#endif
+    // The work item's loss sum and count, in a fixed tree over the block.
+    const float block_loss = group_reduce<BLOCK>(row_loss, Sum(), red);
+    const unsigned int block_count = group_reduce<BLOCK>(row_count, Sum(), red);
+    if (tid == 0) {
+        reinterpret_cast<float*>(scratch + P_LOSS)[work] = block_loss;
+        scratch[P_COUNT + work] = block_count;
+    }
+    if (finished_last(scratch, &s_flag)) {
+        double sum = 0.0;
+        unsigned int count = 0;
+        for (unsigned int i = tid; i < GRID; i += BLOCK) {
+            sum += (double)__ldcg(reinterpret_cast<const float*>(scratch + P_LOSS) + i);
+            count += __ldcg(scratch + P_COUNT + i);
+        }
+        sum = group_reduce<BLOCK>(sum, Sum(), red);
+        count = group_reduce<BLOCK>(count, Sum(), red);
+#if SPLIT > 1
+        for (unsigned int i = tid; i < ROWS; i += BLOCK) scratch[P_ARRIVED + i] = 0u;
+#endif
+        if (tid == 0) {
+            loss[0] = (float)(sum / (double)count);
+            scratch[W_TICKET] = 0u;
+            scratch[W_FINISH] = 0u;
+            scratch[W_COUNTED] = 0u;
+            scratch[W_NVALID] = 0u;
+        }
+    }
+}

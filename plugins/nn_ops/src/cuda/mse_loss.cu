@@ -1,0 +1,55 @@
+// MSE loss: sum((a - b)^2) over N elements, divided by N when MEAN, written as one f32. One
+// launch: GRID blocks stride over the vectors (UNROLL 16-byte loads of each input in flight per
+// thread), each block stores its fp32 partial, and the block that finishes last (W_FINISH, see
+// common.cuh) sums the GRID partials in a fixed order in f64, writes the loss and resets the
+// counter. Deterministic: the same inputs give the same bits on the same device.
+// Expects the FlatPlan defines (N VEC NVEC TAIL UNROLL BLOCK GRID) and MEAN (0: sum, 1: mean).
+//
+// Scratch: word W_FINISH, then GRID float partials from W_ARRAYS.
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ loss,
+         unsigned int* __restrict__ scratch) {
+    __shared__ double red[32];
+    __shared__ unsigned int s_flag;
+    float* partials = reinterpret_cast<float*>(scratch + W_ARRAYS);
+    float acc = 0.0f;
+    const size_t step = (size_t)GRID * BLOCK * UNROLL;
+    for (size_t v0 = (size_t)blockIdx.x * BLOCK * UNROLL + threadIdx.x; v0 < NVEC; v0 += step) {
+        Raw ra[UNROLL], rb[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const size_t vi = v0 + (size_t)u * BLOCK;
+            const bool ok = vi < NVEC;
+            ra[u] = ok ? load_raw(a + vi * VEC) : fill_raw((S)0);
+            rb[u] = ok ? load_raw(b + vi * VEC) : fill_raw((S)0);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            float fa[VEC], fb[VEC];
+            unpack_f32(ra[u], fa);
+            unpack_f32(rb[u], fb);
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) {
+                const float d = fa[i] - fb[i];
+                acc = fmaf(d, d, acc);
+            }
+        }
+    }
+    if (TAIL > 0 && blockIdx.x == 0 && threadIdx.x < TAIL) {
+        const size_t i = (size_t)NVEC * VEC + threadIdx.x;
+        const float d = to_f32(a[i]) - to_f32(b[i]);
+        acc = fmaf(d, d, acc);
+    }
+    acc = group_reduce<BLOCK>(acc, Sum(), red);
+    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+    if (finished_last(scratch, &s_flag)) {
+        double s = 0.0;
+        for (unsigned int i = threadIdx.x; i < GRID; i += BLOCK) s += (double)__ldcg(partials + i);
+        s = group_reduce<BLOCK>(s, Sum(), red);
+        if (threadIdx.x == 0) {
+            loss[0] = (float)(MEAN ? s / (double)N : s);
+            scratch[W_FINISH] = 0u;
+        }
+    }
+}

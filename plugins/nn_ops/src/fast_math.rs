@@ -1,0 +1,326 @@
+//! Math for the two CPU paths.
+//!
+//! f32 (the fast path): `exp`, `erfc`, sigmoid and GELU written with only `+ - * /`, `min/max`,
+//! selects and bit casts, so LLVM vectorizes the loops that call them (`f32::exp` is a libm call
+//! that it cannot), and lane-parallel sums and maxima over a row.
+//!
+//! f64 (the references): `erfc` to full double precision, since std has no `erf`.
+
+/// `e^x` in f32 (Cephes `expf`: range reduction by `ln 2` in two parts, degree-5 polynomial,
+/// scale by `2^n` through the exponent bits). About 1 ulp; inputs are clamped to `[-87, 88]`,
+/// so the result is never infinite or subnormal (`e^-87` stands for anything smaller).
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer without a libm call.
+    const ROUND: f32 = 12_582_912.0;
+    // max/min rather than clamp: they lower to maxps/minps (clamp's NaN rules do not); NaN is
+    // passed through by the select at the end.
+    let x0 = x;
+    #[expect(
+        clippy::manual_clamp,
+        reason = "clamp's NaN rules keep it from vectorizing"
+    )]
+    let x = x.max(-87.0).min(88.0);
+    let shifted = x * LOG2E + ROUND;
+    let n = shifted - ROUND;
+    let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
+    let z = r * r;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 0.5;
+    let y = p * z + r + 1.0;
+    // `shifted` holds n in its low mantissa bits (bits = 0x4B40_0000 + n), so 2^n is an integer
+    // shift of the bits, with no float-to-int conversion (Rust's saturating `as` does not
+    // vectorize well).
+    let pow2n = (shifted
+        .to_bits()
+        .wrapping_sub(0x4B40_0000)
+        .wrapping_add(127))
+        << 23;
+    let e = y * f32::from_bits(pow2n);
+    if x0.is_nan() { x0 } else { e }
+}
+
+/// `erfc(z)` for `z >= 0` in f32 (Numerical Recipes' Chebyshev fit, fractional error below
+/// 1.2e-7 before f32 rounding), so `erfc` keeps its relative accuracy far into the tail.
+#[inline(always)]
+pub fn erfc_pos_f32(z: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_2
+        + t * (1.000_023_7
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_204
+                                + t * (1.488_515_9 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    t * exp_f32(poly)
+}
+
+/// `x * Phi(x) = 0.5 x erfc(-x / sqrt 2)`: GELU, erf form.
+#[inline(always)]
+pub fn gelu_erf_f32(x: f32) -> f32 {
+    let half_erfc = 0.5 * erfc_pos_f32(x.abs() * std::f32::consts::FRAC_1_SQRT_2);
+    if x >= 0.0 {
+        x - x * half_erfc
+    } else {
+        x * half_erfc
+    }
+}
+
+/// `sqrt(2 / pi)`.
+pub const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+/// The cubic coefficient of the tanh form.
+pub const GELU_TANH_C: f64 = 0.044_715;
+
+/// `0.5 x (1 + tanh(u))` with `u = sqrt(2/pi) (x + 0.044715 x^3)`, computed as `x * sigmoid(2u)`.
+#[inline(always)]
+pub fn gelu_tanh_f32(x: f32) -> f32 {
+    let u = SQRT_2_OVER_PI as f32 * (x + GELU_TANH_C as f32 * x * x * x);
+    x / (1.0 + exp_f32(-2.0 * u))
+}
+
+/// `x * sigmoid(x)`.
+#[inline(always)]
+pub fn swish_f32(x: f32) -> f32 {
+    x / (1.0 + exp_f32(-x))
+}
+
+/// Runs `f` compiled for AVX2 when the CPU has it (the build targets baseline x86-64, SSE2, so a
+/// loop inlined here is vectorized 8 floats wide instead of 4), else as built. `f` must be
+/// `#[inline(always)]`-friendly: a closure over slices.
+#[inline(always)]
+pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2(f) };
+        }
+    }
+    f()
+}
+
+/// Lanes of the row reductions: eight independent accumulators, which LLVM keeps in vector
+/// registers (a single running sum is a serial dependence it may not reorder).
+const LANES: usize = 8;
+
+/// The sum of `x` in f32, accumulated in eight lanes.
+pub fn sum_f32(x: &[f32]) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, v) in acc.iter_mut().zip(c) {
+            *a += v;
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().sum();
+    fold(acc, |a, b| a + b) + tail
+}
+
+/// `sum((x - c)^2)` in f32, accumulated in eight lanes.
+pub fn sum_sq_dev_f32(x: &[f32], c: f32) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for ch in &mut chunks {
+        for (a, v) in acc.iter_mut().zip(ch) {
+            let d = v - c;
+            *a += d * d;
+        }
+    }
+    let tail: f32 = chunks.remainder().iter().map(|v| (v - c) * (v - c)).sum();
+    fold(acc, |a, b| a + b) + tail
+}
+
+/// `sum((a - b)^2)` in f32, accumulated in eight lanes.
+#[inline]
+pub fn sum_sq_diff_f32(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum();
+    for (xa, xb) in ca.zip(cb) {
+        for ((s, x), y) in acc.iter_mut().zip(xa).zip(xb) {
+            let d = x - y;
+            *s += d * d;
+        }
+    }
+    fold(acc, |p, q| p + q) + tail
+}
+
+/// The maximum of `x` (negative infinity for an empty slice), in eight lanes.
+pub fn max_f32(x: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = if v > *a { v } else { *a };
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    fold(acc, f32::max).max(tail)
+}
+
+/// Pairwise fold of the lanes (a fixed tree, so the result does not depend on the caller).
+fn fold(acc: [f32; LANES], f: impl Fn(f32, f32) -> f32) -> f32 {
+    let a = [
+        f(acc[0], acc[4]),
+        f(acc[1], acc[5]),
+        f(acc[2], acc[6]),
+        f(acc[3], acc[7]),
+    ];
+    f(f(a[0], a[2]), f(a[1], a[3]))
+}
+
+/// `erfc(x)` in f64, to about 1e-15 relative: a positive-term series for `|x| < 2.5`, the
+/// Laplace continued fraction beyond, and `erfc(-x) = 2 - erfc(x)`.
+pub fn erfc_f64(x: f64) -> f64 {
+    if x.is_nan() {
+        return f64::NAN;
+    }
+    if x < 0.0 {
+        return 2.0 - erfc_f64(-x);
+    }
+    if x < 2.5 {
+        return 1.0 - erf_series(x);
+    }
+    if x > 27.0 {
+        return 0.0;
+    }
+    // erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated
+    // bottom-up; 80 levels are far more than enough for x >= 2.5.
+    let mut f = x;
+    for k in (1..=80).rev() {
+        f = x + (f64::from(k) / 2.0) / f;
+    }
+    (-x * x).exp() / std::f64::consts::PI.sqrt() / f
+}
+
+/// `erf(x) = 2/sqrt(pi) exp(-x^2) sum_n (2x^2)^n x / (1*3*...*(2n+1))`: every term is positive,
+/// so there is no cancellation.
+fn erf_series(x: f64) -> f64 {
+    let two_x2 = 2.0 * x * x;
+    let mut term = x;
+    let mut sum = x;
+    let mut n = 0.0;
+    while term > 1e-17 * sum {
+        n += 1.0;
+        term *= two_x2 / (2.0 * n + 1.0);
+        sum += term;
+    }
+    std::f64::consts::FRAC_2_SQRT_PI * (-x * x).exp() * sum
+}
+
+/// GELU (erf form) in f64: `0.5 x erfc(-x / sqrt 2)`.
+pub fn gelu_erf_f64(x: f64) -> f64 {
+    0.5 * x * erfc_f64(-x * std::f64::consts::FRAC_1_SQRT_2)
+}
+
+/// GELU (tanh form) in f64: `0.5 x (1 + tanh(u)) = x / (1 + e^(-2u))`, the second form keeping
+/// its relative accuracy in the negative tail where `1 + tanh(u)` cancels.
+pub fn gelu_tanh_f64(x: f64) -> f64 {
+    x / (1.0 + (-2.0 * SQRT_2_OVER_PI * (x + GELU_TANH_C * x * x * x)).exp())
+}
+
+/// Swish in f64.
+pub fn swish_f64(x: f64) -> f64 {
+    x / (1.0 + (-x).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(a: f64, b: f64) -> f64 {
+        ((a - b) / b).abs()
+    }
+
+    #[test]
+    fn erfc_matches_tabulated_values() {
+        // Values from the DLMF / Abramowitz-Stegun tables.
+        for (x, want) in [
+            (0.5, 0.479_500_122_186_953_5),
+            (1.0, 0.157_299_207_050_285_1),
+            (2.0, 4.677_734_981_047_266e-3),
+            (3.0, 2.209_049_699_858_544e-5),
+            (5.0, 1.537_459_794_428_035e-12),
+            (-1.0, 1.842_700_792_949_715),
+        ] {
+            assert!(
+                rel(erfc_f64(x), want) < 1e-13,
+                "erfc({x}) = {}",
+                erfc_f64(x)
+            );
+        }
+        assert_eq!(erfc_f64(0.0), 1.0);
+        // Continuity where the method changes.
+        assert!(rel(erfc_f64(2.5 - 1e-12), erfc_f64(2.5)) < 1e-10);
+    }
+
+    #[test]
+    fn f32_math_is_close_to_f64() {
+        let mut worst = [0.0f64; 5];
+        for i in -4000..4000 {
+            let x = i as f32 / 500.0; // [-8, 8)
+            let xf = f64::from(x);
+            let errs = [
+                rel(f64::from(exp_f32(x)), xf.exp()),
+                rel(f64::from(gelu_erf_f32(x)), gelu_erf_f64(xf)),
+                rel(f64::from(gelu_tanh_f32(x)), gelu_tanh_f64(xf)),
+                rel(f64::from(swish_f32(x)), swish_f64(xf)),
+                rel(f64::from(erfc_pos_f32(x.abs())), erfc_f64(xf.abs())),
+            ];
+            for (w, e) in worst.iter_mut().zip(errs) {
+                if xf != 0.0 {
+                    *w = w.max(e);
+                }
+            }
+        }
+        assert!(worst[0] < 3e-7, "exp {worst:?}");
+        // erfc's exponent argument reaches ~70 at x = 8; its f32 rounding costs a few 1e-6.
+        assert!(worst[1] < 2e-5, "gelu erf {worst:?}");
+        assert!(worst[2] < 2e-5, "gelu tanh {worst:?}");
+        assert!(worst[3] < 2e-6, "swish {worst:?}");
+        assert!(worst[4] < 2e-5, "erfc {worst:?}");
+        assert_eq!(exp_f32(-1000.0), (-87.0f32).exp().max(exp_f32(-87.0)));
+        assert!(exp_f32(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn lane_reductions_match_plain_loops() {
+        let x: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin()).collect();
+        let y: Vec<f32> = (0..37).map(|i| (i as f32 * 0.11).cos()).collect();
+        let close = |a: f32, b: f64| (f64::from(a) - b).abs() < 1e-5;
+        assert!(close(sum_f32(&x), x.iter().map(|&v| f64::from(v)).sum()));
+        assert!(close(
+            sum_sq_dev_f32(&x, 0.25),
+            x.iter().map(|&v| (f64::from(v) - 0.25).powi(2)).sum()
+        ));
+        assert!(close(
+            sum_sq_diff_f32(&x, &y),
+            x.iter()
+                .zip(&y)
+                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                .sum()
+        ));
+        assert_eq!(
+            max_f32(&x),
+            x.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+        );
+        assert_eq!(max_f32(&[]), f32::NEG_INFINITY);
+        assert_eq!(sum_f32(&[]), 0.0);
+    }
+}

@@ -1,0 +1,197 @@
+//! The elementwise machinery GELU and Swish share: cost model, inputs, the CPU path, the f64
+//! reference, and one CUDA program (`cuda/activation.cu`) selected by [`Func`].
+
+use apex_plugin_api::cuda::cuda_error;
+use apex_plugin_api::{Accuracy, PluginError, Precision, Tolerance, Work, WorkUnit};
+use cudarc::driver::PushKernelArg;
+
+use crate::{
+    Element,
+    accuracy::compare_rows,
+    cpu_par::for_each_chunk,
+    device::DeviceState,
+    fast_math::{
+        gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, swish_f32, swish_f64, with_avx2,
+    },
+    op::{CudaProgram, Inputs, OutputLens, Outputs},
+    program::{assemble, launch_1d},
+    rng::uniform,
+    rows::FlatPlan,
+};
+
+const SOURCE: &str = include_str!("../cuda/activation.cu");
+
+/// Vectors each CUDA thread loads before it computes any.
+pub const UNROLL: usize = 4;
+/// Elements per CPU task.
+const TASK: usize = 1 << 14;
+
+/// Which function (the `ACT` code of `activation.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    GeluErf,
+    GeluTanh,
+    Swish,
+}
+
+impl Func {
+    fn code(self) -> usize {
+        match self {
+            Self::GeluErf => 0,
+            Self::GeluTanh => 1,
+            Self::Swish => 2,
+        }
+    }
+
+    /// Flops per element, counting an exponential or erfc as 8.
+    fn flops(self) -> f64 {
+        match self {
+            Self::GeluErf => 12.0,
+            Self::GeluTanh => 15.0,
+            Self::Swish => 11.0,
+        }
+    }
+
+    pub fn f32(self, x: f32) -> f32 {
+        match self {
+            Self::GeluErf => gelu_erf_f32(x),
+            Self::GeluTanh => gelu_tanh_f32(x),
+            Self::Swish => swish_f32(x),
+        }
+    }
+
+    pub fn f64(self, x: f64) -> f64 {
+        match self {
+            Self::GeluErf => gelu_erf_f64(x),
+            Self::GeluTanh => gelu_tanh_f64(x),
+            Self::Swish => swish_f64(x),
+        }
+    }
+}
+
+/// An elementwise case over `n = batch * seq * dim` elements.
+#[derive(Debug, Clone, Copy)]
+pub struct Activation {
+    pub n: usize,
+    pub func: Func,
+}
+
+impl Activation {
+    pub fn work(&self, precision: Precision) -> Work {
+        let bytes = (self.n * precision.size_bytes()) as u64;
+        Work {
+            bytes_read: bytes,
+            bytes_written: bytes,
+            flops: self.func.flops() * self.n as f64,
+            items: self.n as f64,
+            unit: WorkUnit::Elements,
+        }
+    }
+
+    pub fn output_lens(&self) -> OutputLens {
+        OutputLens {
+            tensors: vec![self.n],
+            scalars: 0,
+        }
+    }
+
+    /// `x` uniform in `[-5, 5)`: both tails of every function and the region around 0.
+    pub fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+        Inputs {
+            data: vec![uniform(self.n, -5.0, 5.0, seed, 1)],
+            targets: vec![],
+        }
+    }
+
+    pub fn run_cpu<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &mut Outputs<T>,
+        parallel: bool,
+    ) {
+        let x = &inputs.data[0];
+        let func = self.func;
+        for_each_chunk(&mut outputs.tensors[0], TASK, parallel, |task, out| {
+            let mut buf = [0.0f32; 256];
+            for (i, piece) in out.chunks_mut(256).enumerate() {
+                let at = task * TASK + i * 256;
+                let n = piece.len();
+                T::load(&x[at..at + n], &mut buf);
+                // One loop per function, so each inner loop is branch-free and vectorizes.
+                let b = &mut buf[..n];
+                with_avx2(|| match func {
+                    Func::GeluErf => b.iter_mut().for_each(|v| *v = gelu_erf_f32(*v)),
+                    Func::GeluTanh => b.iter_mut().for_each(|v| *v = gelu_tanh_f32(*v)),
+                    Func::Swish => b.iter_mut().for_each(|v| *v = swish_f32(*v)),
+                });
+                T::store(&buf[..n], piece);
+            }
+        });
+    }
+
+    pub fn verify<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &Outputs<T>,
+        tolerance: &Tolerance,
+    ) -> Accuracy {
+        let (x, y) = (&inputs.data[0], &outputs.tensors[0]);
+        let chunk = 4096;
+        let rows = self.n.div_ceil(chunk);
+        compare_rows(rows, chunk, tolerance, |r, out, reference| {
+            let range = r * chunk..((r + 1) * chunk).min(self.n);
+            out.extend(y[range.clone()].iter().map(|v| v.to_f64()));
+            reference.extend(x[range].iter().map(|v| self.func.f64(v.to_f64())));
+        })
+    }
+
+    pub fn cuda_program(&self, precision: Precision) -> Result<CudaProgram, PluginError> {
+        let plan = FlatPlan::covering(self.n, precision, UNROLL)?;
+        let mut defines = plan.defines();
+        defines.push(("ACT", self.func.code()));
+        Ok(CudaProgram {
+            name: "activation",
+            source: assemble(precision, &defines, SOURCE),
+            function: "activation",
+            config: launch_1d(plan.grid, plan.block),
+            scratch_words: 0,
+            co_resident_blocks: 1,
+        })
+    }
+
+    pub fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
+        let s = &device.sets[set];
+        let mut b = device.stream().launch_builder(&device.function);
+        b.arg(&s.data[0]).arg(&s.outputs[0]);
+        // SAFETY: the arguments match `activation` in cuda/activation.cu; the grid covers NVEC.
+        unsafe { b.launch(device.config) }
+            .map(drop)
+            .map_err(cuda_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_path_matches_the_reference_elementwise() {
+        for func in [Func::GeluErf, Func::GeluTanh, Func::Swish] {
+            let op = Activation { n: 1000, func };
+            let inputs = op.generate::<f32>(4);
+            let mut out = Outputs::poisoned(&op.output_lens());
+            op.run_cpu(&inputs, &mut out, true);
+            for (x, y) in inputs.data[0].iter().zip(&out.tensors[0]) {
+                let want = func.f64(f64::from(*x));
+                assert!(
+                    (f64::from(*y) - want).abs() <= 1e-5 * want.abs().max(1e-3),
+                    "{func:?}({x}) = {y}, want {want}"
+                );
+            }
+        }
+        // Known values: GELU(1) = 0.8413447..., tanh form 0.8411920..., swish(1) = 0.7310585...
+        assert!((gelu_erf_f64(1.0) - 0.841_344_746_068_542_9).abs() < 1e-15);
+        assert!((gelu_tanh_f64(1.0) - 0.841_191_990_607_477_4).abs() < 1e-12);
+        assert!((swish_f64(1.0) - 0.731_058_578_630_004_9).abs() < 1e-15);
+    }
+}

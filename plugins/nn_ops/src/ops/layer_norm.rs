@@ -1,0 +1,237 @@
+//! `nn_ops.layer_norm`: `y = (x - mean) / sqrt(var + eps) * weight + bias` over the last axis of
+//! `x[batch, seq, dim]` (biased variance, as PyTorch's `layer_norm`), affine weight and bias of
+//! `[dim]` in the storage type.
+
+use apex_plugin_api::cuda::cuda_error;
+use apex_plugin_api::{
+    Accuracy, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work,
+    WorkUnit,
+};
+use cudarc::driver::PushKernelArg;
+
+use crate::{
+    Element,
+    accuracy::compare_rows,
+    cpu_par::for_each_chunk,
+    device::DeviceState,
+    fast_math::{sum_f32, sum_sq_dev_f32},
+    op::{
+        CudaProgram, DeviceFacts, Inputs, NnOp, OutputLens, Outputs, base_descriptor, rows_dim,
+        with_bsd,
+    },
+    program::{assemble, launch_1d},
+    rng::uniform,
+    rows::RowPlan,
+};
+
+const SOURCE: &str = include_str!("../cuda/layer_norm.cu");
+
+/// A validated LayerNorm case.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerNorm {
+    pub rows: usize,
+    pub dim: usize,
+    pub eps: f64,
+}
+
+/// Rows per CPU task: about 16 K elements.
+fn rows_per_task(dim: usize) -> usize {
+    (16_384 / dim).max(1)
+}
+
+impl NnOp for LayerNorm {
+    fn descriptor() -> KernelDescriptor {
+        with_bsd(base_descriptor(
+            "nn_ops.layer_norm",
+            "LayerNorm over the last axis of x[batch, seq, dim] with affine weight and bias (biased variance, fp32 statistics)",
+        ))
+        .param(ParamSpec::float("eps", 1e-5, "added to the variance"))
+    }
+
+    fn plan(params: &Params) -> Result<Self, PluginError> {
+        let (rows, dim) = rows_dim(params)?;
+        let eps = params.float("eps")?;
+        if !(eps.is_finite() && eps > 0.0) {
+            return Err(PluginError::invalid(format!(
+                "eps = {eps} must be a positive finite number (hint: 1e-5)"
+            )));
+        }
+        Ok(Self { rows, dim, eps })
+    }
+
+    fn work(&self, precision: Precision) -> Work {
+        let es = precision.size_bytes() as u64;
+        let n = (self.rows * self.dim) as u64;
+        Work {
+            bytes_read: (n + 2 * self.dim as u64) * es,
+            bytes_written: n * es,
+            // sum, squared deviation (sub + fma), normalise (sub, mul, fma).
+            flops: 6.0 * n as f64,
+            items: n as f64,
+            unit: WorkUnit::Elements,
+        }
+    }
+
+    fn output_lens(&self) -> OutputLens {
+        OutputLens {
+            tensors: vec![self.rows * self.dim],
+            scalars: 0,
+        }
+    }
+
+    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+        Inputs {
+            data: vec![
+                // Off-centre rows, so that the mean matters.
+                uniform(self.rows * self.dim, -1.5, 2.5, seed, 1),
+                uniform(self.dim, 0.5, 1.5, seed, 2),
+                uniform(self.dim, -0.5, 0.5, seed, 3),
+            ],
+            targets: vec![],
+        }
+    }
+
+    fn run_cpu<T: Element>(&self, inputs: &Inputs<T>, outputs: &mut Outputs<T>, parallel: bool) {
+        let [x, w, b] = &inputs.data[..] else {
+            unreachable!("three inputs")
+        };
+        let dim = self.dim;
+        let (mut wf, mut bf) = (vec![0.0f32; dim], vec![0.0f32; dim]);
+        T::load(w, &mut wf);
+        T::load(b, &mut bf);
+        let eps = self.eps as f32;
+        let per = rows_per_task(dim);
+        for_each_chunk(&mut outputs.tensors[0], per * dim, parallel, |task, out| {
+            let mut row = vec![0.0f32; dim];
+            for (r, y) in out.chunks_mut(dim).enumerate() {
+                let at = (task * per + r) * dim;
+                T::load(&x[at..at + dim], &mut row);
+                let mean = sum_f32(&row) / dim as f32;
+                let var = sum_sq_dev_f32(&row, mean) / dim as f32;
+                let rstd = 1.0 / (var + eps).sqrt();
+                for ((v, &wv), &bv) in row.iter_mut().zip(&wf).zip(&bf) {
+                    *v = (*v - mean) * rstd * wv + bv;
+                }
+                T::store(&row, y);
+            }
+        });
+    }
+
+    fn verify<T: Element>(
+        &self,
+        inputs: &Inputs<T>,
+        outputs: &Outputs<T>,
+        tolerance: &Tolerance,
+    ) -> Accuracy {
+        let [x, w, b] = &inputs.data[..] else {
+            unreachable!("three inputs")
+        };
+        let dim = self.dim;
+        let y = &outputs.tensors[0];
+        compare_rows(self.rows, dim, tolerance, |r, out, reference| {
+            let row = &x[r * dim..(r + 1) * dim];
+            let mean = row.iter().map(|v| v.to_f64()).sum::<f64>() / dim as f64;
+            let var = row.iter().map(|v| (v.to_f64() - mean).powi(2)).sum::<f64>() / dim as f64;
+            let rstd = 1.0 / (var + self.eps).sqrt();
+            for (i, v) in row.iter().enumerate() {
+                reference.push((v.to_f64() - mean) * rstd * w[i].to_f64() + b[i].to_f64());
+                out.push(y[r * dim + i].to_f64());
+            }
+        })
+    }
+
+    fn cuda_program(
+        &self,
+        precision: Precision,
+        _facts: DeviceFacts,
+    ) -> Result<CudaProgram, PluginError> {
+        let plan = RowPlan::resident(self.rows, self.dim, precision)?;
+        let scratch_words = 8 + if plan.split > 1 {
+            self.rows + self.rows * plan.split * 2
+        } else {
+            0
+        };
+        Ok(CudaProgram {
+            name: "layer_norm",
+            source: assemble(precision, &plan.defines(), SOURCE),
+            function: "layer_norm",
+            config: launch_1d(plan.grid, plan.block),
+            scratch_words,
+            co_resident_blocks: plan.split,
+        })
+    }
+
+    fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
+        let s = &device.sets[set];
+        let eps = self.eps as f32;
+        let mut b = device.stream().launch_builder(&device.function);
+        b.arg(&s.data[0]).arg(&s.data[1]).arg(&s.data[2]);
+        b.arg(&s.outputs[0]).arg(&device.scratch).arg(&eps);
+        // SAFETY: the arguments match `layer_norm` in cuda/layer_norm.cu; the grid is the plan's.
+        unsafe { b.launch(device.config) }
+            .map(drop)
+            .map_err(cuda_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        case::{OpCase, OpKernel},
+        harness::{assert_cpu_checks, bsd, params, request},
+    };
+    use apex_plugin_api::{Backend, Instance, ParamValue};
+
+    #[test]
+    fn matches_the_reference_for_every_precision_and_row_length() {
+        let kernel = OpKernel::<LayerNorm>::default();
+        for (b, s, d) in [
+            (2, 3, 1),
+            (1, 5, 7),
+            (2, 4, 64),
+            (1, 3, 8193),
+            (1, 1, 262_144),
+        ] {
+            assert_cpu_checks(&kernel, &bsd(b, s, d), Tolerance::default_for);
+        }
+    }
+
+    #[test]
+    fn a_wrong_output_is_caught() {
+        let kernel = OpKernel::<LayerNorm>::default();
+        let p = params(&kernel, &bsd(2, 4, 32));
+        let mut case =
+            OpCase::<LayerNorm, f32>::new(&request(p, Backend::Cpu, Precision::Fp32, 1, None))
+                .unwrap();
+        let tol = Tolerance::default_for(Precision::Fp32);
+        case.run().unwrap();
+        assert!(case.verify(&tol).unwrap().within(&tol));
+        // One element off by 1e-3: beyond fp32's tolerance.
+        case.outputs_mut().tensors[0][17] += 1e-3;
+        assert!(!case.verify(&tol).unwrap().within(&tol));
+    }
+
+    #[test]
+    fn a_constant_row_gives_the_bias() {
+        let op = LayerNorm {
+            rows: 1,
+            dim: 4,
+            eps: 1e-5,
+        };
+        let inputs = Inputs {
+            data: vec![vec![3.0f32; 4], vec![2.0; 4], vec![0.0, 1.0, -1.0, 0.5]],
+            targets: vec![],
+        };
+        let mut out = Outputs::poisoned(&op.output_lens());
+        op.run_cpu(&inputs, &mut out, false);
+        assert_eq!(out.tensors[0], vec![0.0, 1.0, -1.0, 0.5]);
+        assert!(
+            LayerNorm::plan(&params(
+                &OpKernel::<LayerNorm>::default(),
+                &[("eps", ParamValue::Float(0.0))]
+            ))
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! How a CUDA row kernel (LayerNorm, cross-entropy) maps rows onto threads, chosen from the row
+//! length at setup so that a row of 8 and a row of 262,144 are both fast, in one launch:
+//!
+//! ```text
+//! short rows      TPR < 32 threads per row, several rows per warp (shuffle reductions in the group)
+//! medium rows     a warp, or several warps of one block, per row (shuffles + shared memory)
+//! long rows       SPLIT blocks per row (split-row): each holds its slice in registers, publishes
+//!                 its partial statistics, and waits for its siblings (see `cuda/common.cuh`)
+//! ```
+//!
+//! Every thread moves vectors of `VEC` elements (16 bytes where the row length allows it) and
+//! holds `NV` of them; `resident` plans keep the whole slice in registers (one DRAM read, one
+//! write), `streaming` plans loop over the row (cross-entropy forward keeps nothing).
+
+use apex_plugin_api::{PluginError, Precision};
+
+/// Largest block (threads).
+pub const MAX_BLOCK: usize = 1024;
+/// Most threads per row slice of a resident plan: a 512-thread block holding its slice in up to
+/// 64 registers per thread leaves room for two blocks per SM, so one block's loads overlap the
+/// other's reductions and stores (`MIN_BLOCKS` in the kernels' launch bounds).
+pub const RESIDENT_MAX_TPR: usize = 512;
+/// Smallest block: short rows pack several rows into one block of this size.
+pub const MIN_BLOCK: usize = 256;
+/// Vectors per thread a plan aims for: enough 16-byte loads in flight per thread.
+pub const NV_TARGET: usize = 4;
+/// 32-bit registers per thread that a resident plan may spend on its row slice. ptxas (sm_90,
+/// 64-register cap) fits the fused cross-entropy kernel without spills at 16 raw words (four
+/// 16-byte vectors) and spills 64 bytes at 32; 24 keeps every plan here spill-free.
+pub const RESIDENT_WORDS: usize = 24;
+/// Most blocks per row of a split-row plan. Siblings wait for each other, so they must all be
+/// resident at once: setup checks this against the device's SM count (one block per SM always
+/// fits, `__launch_bounds__` caps the registers).
+pub const MAX_SPLIT: usize = 32;
+/// Largest grid (`gridDim.x`).
+pub const MAX_GRID: usize = i32::MAX as usize;
+
+/// Elements per vector access: 16 bytes where `granularity` (a row length) allows it, else the
+/// largest power of two that divides it.
+pub fn vec_elems(precision: Precision, granularity: usize) -> usize {
+    let max = 16 / precision.size_bytes();
+    let pow2 = 1usize << granularity.max(1).trailing_zeros();
+    max.min(pow2)
+}
+
+/// A row kernel's thread layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowPlan {
+    pub rows: usize,
+    pub cols: usize,
+    /// Elements per vector.
+    pub vec: usize,
+    /// Threads per row slice (a power of two).
+    pub tpr: usize,
+    /// Vectors per thread (resident: held in registers; streaming: loop trip count).
+    pub nv: usize,
+    /// Blocks per row (1 unless the row is longer than one block can hold).
+    pub split: usize,
+    /// Threads per block.
+    pub block: usize,
+    /// Rows per block (`block / tpr`; 1 when `split > 1`).
+    pub rows_per_block: usize,
+    /// Blocks in the grid: `ceil(rows / rows_per_block) * split`.
+    pub grid: usize,
+}
+
+impl RowPlan {
+    /// Vectors per row.
+    pub fn row_vectors(&self) -> usize {
+        self.cols / self.vec
+    }
+
+    /// Vectors per slice (the last slice may be shorter).
+    pub fn slice_vectors(&self) -> usize {
+        self.row_vectors().div_ceil(self.split)
+    }
+
+    /// A plan that keeps every element of a row slice in registers.
+    pub fn resident(rows: usize, cols: usize, precision: Precision) -> Result<Self, PluginError> {
+        let vec = vec_elems(precision, cols);
+        let words_per_vec = (vec * precision.size_bytes()).div_ceil(4);
+        let nv_max = RESIDENT_WORDS / words_per_vec;
+        let cv = cols / vec;
+        let per_block = RESIDENT_MAX_TPR * nv_max;
+        // Enough blocks for NV_TARGET vectors per thread, within MAX_SPLIT.
+        let split = if cv <= per_block {
+            1
+        } else {
+            cv.div_ceil(RESIDENT_MAX_TPR * NV_TARGET)
+                .next_power_of_two()
+                .min(MAX_SPLIT)
+        };
+        if cv.div_ceil(split) > per_block {
+            return Err(PluginError::invalid(format!(
+                "a row of {cols} elements needs more than {MAX_SPLIT} blocks of {MAX_BLOCK} threads \
+                 (hint: rows up to {} elements are supported at {precision})",
+                MAX_SPLIT * per_block * vec
+            )));
+        }
+        Self::with_slices(rows, cols, vec, split, RESIDENT_MAX_TPR, nv_max)
+    }
+
+    /// A plan that loops over each row (nothing held): any length, one block or less per row.
+    pub fn streaming(rows: usize, cols: usize, precision: Precision) -> Result<Self, PluginError> {
+        let vec = vec_elems(precision, cols);
+        Self::with_slices(rows, cols, vec, 1, 512, usize::MAX)
+    }
+
+    fn with_slices(
+        rows: usize,
+        cols: usize,
+        vec: usize,
+        split: usize,
+        max_tpr: usize,
+        nv_max: usize,
+    ) -> Result<Self, PluginError> {
+        if rows == 0 || cols == 0 {
+            return Err(PluginError::invalid(format!(
+                "rows = {rows} and cols = {cols} must both be at least 1"
+            )));
+        }
+        let slice = (cols / vec).div_ceil(split);
+        let tpr = slice.div_ceil(NV_TARGET).next_power_of_two().min(max_tpr);
+        let nv = slice.div_ceil(tpr);
+        debug_assert!(nv <= nv_max, "nv {nv} > {nv_max}");
+        let block = tpr.max(MIN_BLOCK);
+        let rows_per_block = block / tpr;
+        debug_assert!(split == 1 || rows_per_block == 1);
+        let grid = rows
+            .div_ceil(rows_per_block)
+            .checked_mul(split)
+            .filter(|&g| g <= MAX_GRID)
+            .ok_or_else(|| {
+                PluginError::invalid(format!(
+                    "{rows} rows of {cols} need more than {MAX_GRID} blocks (hint: fewer rows)"
+                ))
+            })?;
+        Ok(Self {
+            rows,
+            cols,
+            vec,
+            tpr,
+            nv,
+            split,
+            block,
+            rows_per_block,
+            grid,
+        })
+    }
+
+    /// The `#define`s every row kernel reads.
+    pub fn defines(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("ROWS", self.rows),
+            ("COLS", self.cols),
+            ("VEC", self.vec),
+            ("CV", self.row_vectors()),
+            ("SLICE_V", self.slice_vectors()),
+            ("TPR", self.tpr),
+            ("NV", self.nv),
+            ("SPLIT", self.split),
+            ("BLOCK", self.block),
+            ("RPB", self.rows_per_block),
+            ("GRID", self.grid),
+            ("MIN_BLOCKS", MAX_BLOCK / self.block),
+        ]
+    }
+}
+
+/// A flat (elementwise or whole-tensor reduction) launch over `n` elements: `vec`-element
+/// vectors, `unroll` vectors per thread per step, and the tail (`n % vec` elements) done by the
+/// first threads of block 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlatPlan {
+    pub n: usize,
+    pub vec: usize,
+    pub unroll: usize,
+    pub block: usize,
+    pub grid: usize,
+}
+
+impl FlatPlan {
+    /// One step per thread, as many blocks as that takes (elementwise ops).
+    pub fn covering(n: usize, precision: Precision, unroll: usize) -> Result<Self, PluginError> {
+        Self::new(n, precision, unroll, MAX_GRID)
+    }
+
+    /// A grid of at most `max_grid` blocks that loops (reductions with one partial per block).
+    pub fn new(
+        n: usize,
+        precision: Precision,
+        unroll: usize,
+        max_grid: usize,
+    ) -> Result<Self, PluginError> {
+        if n == 0 {
+            return Err(PluginError::invalid(
+                "the tensor is empty (hint: every dimension must be at least 1)",
+            ));
+        }
+        let vec = 16 / precision.size_bytes();
+        let block = MIN_BLOCK;
+        let needed = (n / vec).div_ceil(block * unroll).max(1);
+        if needed > MAX_GRID && max_grid == MAX_GRID {
+            return Err(PluginError::invalid(format!(
+                "{n} elements need more than {MAX_GRID} blocks (hint: a smaller shape)"
+            )));
+        }
+        Ok(Self {
+            n,
+            vec,
+            unroll,
+            block,
+            grid: needed.min(max_grid).max(1),
+        })
+    }
+
+    pub fn defines(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("N", self.n),
+            ("VEC", self.vec),
+            ("NVEC", self.n / self.vec),
+            ("TAIL", self.n % self.vec),
+            ("UNROLL", self.unroll),
+            ("BLOCK", self.block),
+            ("GRID", self.grid),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Precision::{Bf16, Fp16, Fp32};
+
+    #[test]
+    fn vectors_are_16_bytes_unless_the_row_forbids_it() {
+        assert_eq!(vec_elems(Bf16, 512), 8);
+        assert_eq!(vec_elems(Fp32, 512), 4);
+        assert_eq!(vec_elems(Fp16, 4), 4);
+        assert_eq!(vec_elems(Fp32, 7), 1);
+        assert_eq!(vec_elems(Bf16, 8193), 1);
+        assert_eq!(vec_elems(Fp32, 6), 2);
+    }
+
+    /// Every element of every row is owned by exactly one (block, thread, vector) and the
+    /// register budget, block size and grid limits hold, for every length the checks use.
+    #[test]
+    fn plans_cover_every_element_within_the_limits() {
+        let lens = [
+            1usize, 2, 7, 8, 16, 100, 512, 1000, 1024, 4096, 8192, 8193, 32_768, 65_536, 131_072,
+            262_144, 262_147, 500_000, 2_000_000,
+        ];
+        for precision in [Fp32, Fp16, Bf16] {
+            for &cols in &lens {
+                for resident in [true, false] {
+                    let plan = if resident {
+                        match RowPlan::resident(3, cols, precision) {
+                            Ok(p) => p,
+                            Err(e) => {
+                                // Only rows beyond MAX_SPLIT blocks of registers are refused.
+                                assert!(cols > 262_147, "{cols} {precision}: {e}");
+                                continue;
+                            }
+                        }
+                    } else {
+                        RowPlan::streaming(3, cols, precision).unwrap()
+                    };
+                    let p = plan;
+                    assert!(p.tpr.is_power_of_two() && p.tpr <= MAX_BLOCK, "{p:?}");
+                    assert!(p.block <= MAX_BLOCK && p.block % p.tpr == 0, "{p:?}");
+                    assert_eq!(p.rows_per_block, p.block / p.tpr);
+                    assert!(p.split == 1 || p.rows_per_block == 1, "{p:?}");
+                    assert!(p.split <= MAX_SPLIT);
+                    assert_eq!(cols % p.vec, 0);
+                    // Slices of tpr * nv vectors cover the row.
+                    assert!(p.split * p.tpr * p.nv >= p.row_vectors(), "{p:?}");
+                    assert!(p.slice_vectors() <= p.tpr * p.nv, "{p:?}");
+                    if resident {
+                        let words = (p.vec * precision.size_bytes()).div_ceil(4);
+                        assert!(p.nv * words <= RESIDENT_WORDS, "{p:?}");
+                    }
+                    assert_eq!(p.grid, 3usize.div_ceil(p.rows_per_block) * p.split);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_documented_layouts() {
+        // Seed shapes: dim 8 bf16 is one thread per row; dim 512 bf16 sixteen threads per row.
+        let p = RowPlan::resident(4096, 8, Bf16).unwrap();
+        assert_eq!((p.tpr, p.nv, p.rows_per_block, p.grid), (1, 1, 256, 16));
+        let p = RowPlan::resident(4096, 512, Bf16).unwrap();
+        assert_eq!((p.tpr, p.nv, p.split), (16, 4, 1));
+        // Hidden 8192 fp32: 512 threads with four float4 each.
+        let p = RowPlan::resident(8192, 8192, Fp32).unwrap();
+        assert_eq!((p.tpr, p.nv, p.split, p.block), (512, 4, 1, 512));
+        // Vocab 262,144 bf16: sixteen blocks of 512 threads per row, four vectors each.
+        let p = RowPlan::resident(4096, 262_144, Bf16).unwrap();
+        assert_eq!((p.tpr, p.nv, p.split, p.grid), (512, 4, 16, 4096 * 16));
+        // Vocab 32,768: two blocks per row in bf16, four in fp32, four vectors per thread.
+        let p = RowPlan::resident(4096, 32_768, Bf16).unwrap();
+        assert_eq!((p.tpr, p.nv, p.split), (512, 4, 2));
+        let p = RowPlan::resident(4096, 32_768, Fp32).unwrap();
+        assert_eq!((p.tpr, p.nv, p.split), (512, 4, 4));
+        let p = RowPlan::streaming(4096, 262_144, Bf16).unwrap();
+        assert_eq!((p.tpr, p.nv, p.split), (512, 64, 1));
+    }
+
+    #[test]
+    fn flat_plans_bound_the_grid() {
+        let f = FlatPlan::covering(16 * 256 * 512, Bf16, 4).unwrap();
+        assert_eq!((f.vec, f.grid), (8, 256));
+        let f = FlatPlan::new(7, Fp32, 4, 528).unwrap();
+        assert_eq!((f.vec, f.grid, f.n / f.vec, f.n % f.vec), (4, 1, 1, 3));
+        assert_eq!(FlatPlan::new(1 << 30, Fp32, 4, 528).unwrap().grid, 528);
+        assert!(FlatPlan::covering(0, Fp32, 4).is_err());
+    }
+}

@@ -1,0 +1,292 @@
+//! The GPU self-check: every op × variant × fp32/fp16/bf16 at row lengths 1, 7, 8 (the seed's
+//! smallest), 512, 8,193 and 262,144 (and all-ignored cross-entropy targets), each set up on the
+//! given CUDA handles and checked three times with fresh inputs and poisoned outputs: two calls
+//! with different seeds, then one more after `rotate(4)` and a round of calls over every set
+//! (which also proves that each kernel leaves its grid counters at zero).
+
+use apex_plugin_api::{
+    Accuracy, Backend, CudaHandles, Kernel, ParamValue, PluginError, Precision, Tolerance,
+};
+
+use crate::{
+    case::OpKernel,
+    harness::{check, describe, params, request},
+    op::{CudaProgram, DeviceFacts, NnOp},
+    ops::{CrossEntropy, Gelu, LayerNorm, MseLoss, Swish},
+};
+
+/// One checked case.
+#[derive(Debug, Clone)]
+pub struct CheckLine {
+    pub kernel: String,
+    pub precision: Precision,
+    pub params: String,
+    /// The accuracy of each of the three calls, or the error that stopped the case.
+    pub result: Result<[Accuracy; 3], PluginError>,
+    pub tolerance: Tolerance,
+}
+
+impl CheckLine {
+    pub fn passed(&self) -> bool {
+        matches!(&self.result, Ok(acc) if acc.iter().all(|a| a.within(&self.tolerance)))
+    }
+}
+
+type Overrides = Vec<(&'static str, ParamValue)>;
+
+fn bsd(b: i64, s: i64, d: i64) -> Overrides {
+    crate::harness::bsd(b, s, d)
+}
+
+fn with(mut o: Overrides, extra: &[(&'static str, ParamValue)]) -> Overrides {
+    o.extend(extra.iter().cloned());
+    o
+}
+
+/// The shapes `[batch, seq, dim]` every `[batch, seq, dim]` op is checked at.
+fn bsd_shapes() -> Vec<Overrides> {
+    vec![
+        bsd(2, 3, 1),
+        bsd(1, 5, 7),
+        bsd(16, 256, 8),
+        bsd(3, 70, 512),
+        bsd(1, 9, 8193),
+        bsd(1, 3, 262_144),
+    ]
+}
+
+/// Every (kernel, overrides) pair the check covers.
+pub fn cases() -> Vec<(Box<dyn Kernel>, Overrides)> {
+    let s = |v: &str| ParamValue::Str(v.into());
+    let mut out: Vec<(Box<dyn Kernel>, Overrides)> = Vec::new();
+    for shape in bsd_shapes() {
+        out.push((Box::new(OpKernel::<LayerNorm>::default()), shape.clone()));
+        // A 8192-wide row (LLM hidden size) in addition.
+        for form in ["none", "tanh"] {
+            out.push((
+                Box::new(OpKernel::<Gelu>::default()),
+                with(shape.clone(), &[("approximate", s(form))]),
+            ));
+        }
+        out.push((Box::new(OpKernel::<Swish>::default()), shape.clone()));
+        for reduction in ["mean", "sum"] {
+            out.push((
+                Box::new(OpKernel::<MseLoss>::default()),
+                with(shape.clone(), &[("reduction", s(reduction))]),
+            ));
+        }
+    }
+    out.push((Box::new(OpKernel::<LayerNorm>::default()), bsd(2, 16, 8192)));
+    let ce = |rows: i64, vocab: i64, grad: bool, ignore: f64| -> Overrides {
+        vec![
+            ("rows", ParamValue::Int(rows)),
+            ("vocab", ParamValue::Int(vocab)),
+            ("grad", ParamValue::Bool(grad)),
+            ("ignore_ratio", ParamValue::Float(ignore)),
+        ]
+    };
+    for grad in [false, true] {
+        for (rows, vocab) in [
+            (3, 1),
+            (5, 7),
+            (300, 8),
+            (257, 512),
+            (16, 8193),
+            (64, 32_768),
+            (4, 131_072),
+            (5, 262_144),
+        ] {
+            out.push((
+                Box::new(OpKernel::<CrossEntropy>::default()),
+                ce(rows, vocab, grad, 0.1),
+            ));
+        }
+        // Every target ignored: NaN loss (as PyTorch), zero gradient.
+        for (rows, vocab) in [(5, 7), (300, 8), (3, 262_144)] {
+            out.push((
+                Box::new(OpKernel::<CrossEntropy>::default()),
+                ce(rows, vocab, grad, 1.0),
+            ));
+        }
+    }
+    out
+}
+
+/// Runs the self-check on `handles`; `sync` waits for the handles' stream.
+pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
+    let mut lines = Vec::new();
+    for (kernel, overrides) in cases() {
+        let id = kernel.descriptor().id.to_string();
+        for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+            let tolerance = kernel.descriptor().tolerance_for(precision);
+            let p = params(kernel.as_ref(), &overrides);
+            let result = kernel
+                .setup(&request(p, Backend::Cuda, precision, 1, Some(handles)))
+                .and_then(|mut inst| {
+                    let first = check(inst.as_mut(), 11, &tolerance, sync)?;
+                    let second = check(inst.as_mut(), 12, &tolerance, sync)?;
+                    let sets = inst.rotate(4)?;
+                    for _ in 0..sets {
+                        inst.run()?;
+                    }
+                    sync()?;
+                    let third = check(inst.as_mut(), 13, &tolerance, sync)?;
+                    Ok([first, second, third])
+                });
+            lines.push(CheckLine {
+                kernel: id.clone(),
+                precision,
+                params: describe(&overrides),
+                result,
+                tolerance,
+            });
+        }
+    }
+    lines
+}
+
+/// Every CUDA program the check's cases build, for a compile check (needs NVRTC, not a GPU).
+pub fn all_programs() -> Result<Vec<(String, CudaProgram)>, PluginError> {
+    fn program<O: NnOp>(
+        kernel: &dyn Kernel,
+        overrides: &Overrides,
+        precision: Precision,
+    ) -> Result<CudaProgram, PluginError> {
+        O::plan(&params(kernel, overrides))?.cuda_program(precision, DeviceFacts::H100)
+    }
+    let mut out = Vec::new();
+    for (kernel, overrides) in cases() {
+        let id = kernel.descriptor().id.to_string();
+        for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+            let k = kernel.as_ref();
+            let p = match id.as_str() {
+                "nn_ops.layer_norm" => program::<LayerNorm>(k, &overrides, precision)?,
+                "nn_ops.gelu" => program::<Gelu>(k, &overrides, precision)?,
+                "nn_ops.swish" => program::<Swish>(k, &overrides, precision)?,
+                "nn_ops.mse_loss" => program::<MseLoss>(k, &overrides, precision)?,
+                _ => program::<CrossEntropy>(k, &overrides, precision)?,
+            };
+            out.push((format!("{id} {precision} {}", describe(&overrides)), p));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apex_plugin_api::cuda::{compile_ptx, driver_present, nvrtc_present};
+
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU-library test must say so, not pass silently"
+    )]
+    fn every_cuda_source_compiles_with_nvrtc_for_sm_90() {
+        let programs = all_programs().unwrap();
+        assert!(programs.len() >= 3 * 40, "{}", programs.len());
+        // Every launch fits CUDA's limits whatever NVRTC says.
+        for (label, p) in &programs {
+            let (g, b) = (p.config.grid_dim, p.config.block_dim);
+            assert!(g.0 >= 1 && g.1 == 1 && g.2 == 1, "{label}: grid {g:?}");
+            assert!(
+                b.0 >= 32 && b.0 <= 1024 && b.0 % 32 == 0,
+                "{label}: block {b:?}"
+            );
+            assert!(
+                p.co_resident_blocks <= DeviceFacts::H100.sm_count,
+                "{label}"
+            );
+        }
+        if !nvrtc_present() {
+            eprintln!(
+                "skipped the NVRTC compile: no NVRTC (libnvrtc.so / libnvrtc.so.13 not loadable)"
+            );
+            return;
+        }
+        // Distinct sources only: many cases share one (the shape is in the #defines).
+        let mut seen = std::collections::HashSet::new();
+        for (label, program) in programs {
+            if !seen.insert(program.source.clone()) {
+                continue;
+            }
+            if let Err(e) = compile_ptx(program.name, &program.source, "sm_90") {
+                panic!("{label}: {e}\n--- source ---\n{}", program.source);
+            }
+            // ptxas (run by NVRTC for a real architecture) must fit the registers without
+            // spilling: a spill in a streaming kernel costs local-memory traffic on every call.
+            let log = ptxas_log(&program.source);
+            assert!(
+                log.contains("registers"),
+                "{label}: no ptxas report:\n{log}"
+            );
+            assert!(
+                !log.contains("bytes spill")
+                    || log.contains(" 0 bytes spill stores, 0 bytes spill loads"),
+                "{label}: spills\n{log}"
+            );
+        }
+    }
+
+    /// NVRTC's log of a compile for sm_90 with ptxas's resource report.
+    fn ptxas_log(source: &str) -> String {
+        use cudarc::nvrtc::result;
+        let src = std::ffi::CString::new(source).unwrap();
+        let prog = result::create_program(&src, None).unwrap();
+        // SAFETY: `prog` is a live program until destroyed below; the log is NUL-terminated.
+        unsafe {
+            result::compile_program(
+                prog,
+                &[
+                    "--gpu-architecture=sm_90",
+                    "--std=c++17",
+                    "--ptxas-options=-v",
+                ],
+            )
+            .unwrap();
+            let log = result::get_program_log(prog).unwrap();
+            result::destroy_program(prog).unwrap();
+            std::ffi::CStr::from_ptr(log.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        }
+    }
+
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU test must say so, not pass silently"
+    )]
+    fn cuda_cases_verify_three_times_when_a_gpu_exists() {
+        use cudarc::driver::CudaContext;
+        if !driver_present() {
+            eprintln!("skipped: no CUDA (libcuda.so.1 not loadable)");
+            return;
+        }
+        let Ok(Ok(ctx)) = std::panic::catch_unwind(|| CudaContext::new(0)) else {
+            eprintln!("skipped: no CUDA (no usable device 0)");
+            return;
+        };
+        let stream = ctx.new_stream().unwrap();
+        let (major, minor) = ctx.compute_capability().unwrap();
+        let handles = CudaHandles {
+            device_ordinal: 0,
+            stream: stream.cu_stream() as usize,
+            compute_capability_major: major as u32,
+            compute_capability_minor: minor as u32,
+        };
+        let sync = || {
+            stream
+                .synchronize()
+                .map_err(apex_plugin_api::cuda::cuda_error)
+        };
+        let lines = run(handles, &sync);
+        let failed: Vec<_> = lines.iter().filter(|l| !l.passed()).collect();
+        assert!(
+            failed.is_empty(),
+            "{} of {} cases failed: {failed:#?}",
+            failed.len(),
+            lines.len()
+        );
+    }
+}
