@@ -217,7 +217,9 @@ impl<T: Storage> PoissonCase<T> {
         // same problem, so every timed call repeats it); on CUDA it also proves the kernels run.
         case.run()?;
         if let Engine::Cuda(d) = &case.engine {
-            d.stream().synchronize().map_err(apex_plugin_api::cuda::cuda_error)?;
+            d.stream()
+                .synchronize()
+                .map_err(apex_plugin_api::cuda::cuda_error)?;
         }
         case.setup_report = case.solution()?.1;
         Ok(case)
@@ -247,7 +249,13 @@ impl<T: Storage> PoissonCase<T> {
     /// Verification of the last call, with the failure sentence when it fails.
     pub fn verdict(&mut self, tolerance: &Tolerance) -> Result<Verdict, PluginError> {
         let (x, report) = self.solution()?;
-        Ok(judge(&self.problem, &x, report, &self.config.settings, tolerance))
+        Ok(judge(
+            &self.problem,
+            &x,
+            report,
+            &self.config.settings,
+            tolerance,
+        ))
     }
 
     /// Verdicts of every buffer set after rotation (each set's last solve; CUDA only).
@@ -257,7 +265,13 @@ impl<T: Storage> PoissonCase<T> {
             Engine::Cuda(d) => (0..d.sets.len())
                 .map(|i| {
                     let (x, report) = d.result(i)?;
-                    Ok(judge(&self.problem, &x, report, &self.config.settings, tolerance))
+                    Ok(judge(
+                        &self.problem,
+                        &x,
+                        report,
+                        &self.config.settings,
+                        tolerance,
+                    ))
                 })
                 .collect(),
         }

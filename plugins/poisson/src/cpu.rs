@@ -107,7 +107,12 @@ pub fn update<T: Storage>(x: &mut [T], r: &mut [T], p: &[T], q: &[T], alpha: T::
 pub fn dot<T: Storage>(a: &[T], b: &[T]) -> f64 {
     a.par_chunks(16 * 1024)
         .zip(b.par_chunks(16 * 1024))
-        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x.load() * y.load()).f64()).sum::<f64>())
+        .map(|(a, b)| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x.load() * y.load()).f64())
+                .sum::<f64>()
+        })
         .sum()
 }
 

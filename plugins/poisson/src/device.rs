@@ -34,6 +34,10 @@ pub const MAX_BLOCKS: usize = 1024;
 /// Block of `cg_direction`: 32 x 8 threads over x and y.
 pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
 
+/// Builds a kernel's argument list: the control arguments of iteration `k` (with or without the
+/// stopping test) followed by the kernel's own.
+type WithCtl<'a> = &'a dyn Fn(usize, bool, &[Arg]) -> Vec<Arg>;
+
 #[derive(Clone, Copy)]
 enum Arg {
     P(u64),
@@ -104,7 +108,10 @@ fn grid_stride(n: usize) -> LaunchConfig {
 pub fn stencil_grid(d: Dims) -> (LaunchConfig, i32) {
     let bx = d.nx.div_ceil(STENCIL_BLOCK.0 as usize);
     let by = d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
-    let zch = (d.nz * bx * by).div_ceil(MAX_BLOCKS).max(4).min(d.nz.max(1));
+    let zch = (d.nz * bx * by)
+        .div_ceil(MAX_BLOCKS)
+        .max(4)
+        .min(d.nz.max(1));
     let cfg = LaunchConfig {
         grid_dim: (bx as u32, by as u32, d.nz.div_ceil(zch) as u32),
         block_dim: (STENCIL_BLOCK.0, STENCIL_BLOCK.1, 1),
@@ -182,10 +189,7 @@ impl<T: Storage> DeviceSolver<T> {
         let e = std::mem::size_of::<T>();
         let n = self.dims.len();
         let vectors = 2 + self.cg_vectors();
-        let levels = self
-            .hierarchy
-            .as_ref()
-            .map_or(0, |h| h.total_points() - n);
+        let levels = self.hierarchy.as_ref().map_or(0, |h| h.total_points() - n);
         (vectors * n + 2 * levels) * e + 3 * self.scalar_len() * 8 + 16
     }
 
@@ -376,10 +380,18 @@ impl<T: Storage> DeviceSolver<T> {
         self.launch(
             f::INIT,
             grid_stride(d.len()),
-            &with(0, false, &[Arg::P(b), Arg::P(x), Arg::P(r), Arg::P(res), Arg::L(n)]),
+            &with(
+                0,
+                false,
+                &[Arg::P(b), Arg::P(x), Arg::P(r), Arg::P(res), Arg::L(n)],
+            ),
         )?;
         let (sgrid, zch) = stencil_grid(d);
-        let dims3 = [Arg::I(d.nx as i32), Arg::I(d.ny as i32), Arg::I(d.nz as i32)];
+        let dims3 = [
+            Arg::I(d.nx as i32),
+            Arg::I(d.ny as i32),
+            Arg::I(d.nz as i32),
+        ];
         for k in 0..self.settings.max_iterations {
             match self.method {
                 Method::Mg => {
@@ -455,7 +467,7 @@ impl<T: Storage> DeviceSolver<T> {
     fn vcycle(
         &self,
         set: &BufferSet,
-        with: &dyn Fn(usize, bool, &[Arg]) -> Vec<Arg>,
+        with: WithCtl<'_>,
         l: usize,
         x: u64,
         b: u64,
@@ -471,7 +483,12 @@ impl<T: Storage> DeviceSolver<T> {
         let Some(coarse) = h.levels.get(l + 1) else {
             let inv = self.coarse_inv.as_ref().expect("multigrid method");
             let (inv, _) = inv.device_ptr(&self.session.stream);
-            let mut a = vec![Arg::P(inv), Arg::P(b), Arg::P(x), Arg::I(self.coarse_n as i32)];
+            let mut a = vec![
+                Arg::P(inv),
+                Arg::P(b),
+                Arg::P(x),
+                Arg::I(self.coarse_n as i32),
+            ];
             a.extend_from_slice(&dot_args);
             return self.launch(
                 f::COARSE,
@@ -484,7 +501,11 @@ impl<T: Storage> DeviceSolver<T> {
             );
         };
         let pairs = d.nx.div_ceil(2) * d.ny * d.nz;
-        let dims3 = [Arg::I(d.nx as i32), Arg::I(d.ny as i32), Arg::I(d.nz as i32)];
+        let dims3 = [
+            Arg::I(d.nx as i32),
+            Arg::I(d.ny as i32),
+            Arg::I(d.nz as i32),
+        ];
         let sweep = |check: bool, color: i32, zero: bool, dot: Option<u64>| {
             let mut a = vec![Arg::P(x), Arg::P(b)];
             a.extend_from_slice(&dims3);
@@ -508,7 +529,11 @@ impl<T: Storage> DeviceSolver<T> {
         let mut a = vec![Arg::P(x), Arg::P(b), Arg::P(bc)];
         a.extend_from_slice(&dims3);
         a.push(Arg::D(level.ghost));
-        self.launch(f::RESTRICT, grid_stride(coarse.dims.len()), &with(k, false, &a))?;
+        self.launch(
+            f::RESTRICT,
+            grid_stride(coarse.dims.len()),
+            &with(k, false, &a),
+        )?;
         self.vcycle(set, with, l + 1, xc, bc, true, k, false, None)?;
         let mut a = vec![Arg::P(xc), Arg::P(x)];
         a.extend_from_slice(&dims3);

@@ -42,7 +42,11 @@ impl Dims {
                 "grid_size must have every dimension >= 1, got {shape:?}"
             )));
         }
-        if d.nx.checked_mul(d.ny).and_then(|v| v.checked_mul(d.nz)).is_none_or(|n| n > MAX_POINTS) {
+        if d.nx
+            .checked_mul(d.ny)
+            .and_then(|v| v.checked_mul(d.nz))
+            .is_none_or(|n| n > MAX_POINTS)
+        {
             return Err(PluginError::invalid(format!(
                 "grid_size {shape:?} has more than 2^31 points"
             )));
@@ -68,7 +72,7 @@ impl Dims {
     }
 
     fn all_even(&self) -> bool {
-        self.nx % 2 == 0 && self.ny % 2 == 0 && self.nz % 2 == 0
+        self.nx.is_multiple_of(2) && self.ny.is_multiple_of(2) && self.nz.is_multiple_of(2)
     }
 
     fn halved(&self) -> Self {

@@ -31,10 +31,10 @@ impl Problem {
         let sy: Vec<f64> = sines(dims.ny);
         let sz: Vec<f64> = sines(dims.nz);
         let mut u_star = Vec::with_capacity(dims.len());
-        for z in 0..dims.nz {
-            for y in 0..dims.ny {
-                for &s in &sx {
-                    u_star.push(s * sy[y] * sz[z] + NOISE * rng.uniform_pm1());
+        for &fz in &sz {
+            for &fy in &sy {
+                for &fx in &sx {
+                    u_star.push(fx * fy * fz + NOISE * rng.uniform_pm1());
                 }
             }
         }

@@ -109,7 +109,7 @@ pub fn restrict_residual(fine: &Level, x: &[f64], b: &[f64], coarse_b: &mut [f64
 #[inline]
 pub fn prolong_weights(i: usize, n_coarse: usize, ghost: f64) -> (usize, f64, Option<usize>, f64) {
     let own = i / 2;
-    let other = if i % 2 == 0 {
+    let other = if i.is_multiple_of(2) {
         own.checked_sub(1)
     } else {
         Some(own + 1).filter(|&j| j < n_coarse)
@@ -375,10 +375,14 @@ mod tests {
         for (method, max) in [(Method::Cg, 200), (Method::Mg, 30), (Method::MgPcg, 30)] {
             let (x, rep) = solve(method, dims, &p.b, &settings(max));
             assert!(rep.converged, "{method:?} {rep:?}");
-            let true_res = residual_norm2(&Level::finest(dims), &x, &p.b).sqrt()
-                / dot(&p.b, &p.b).sqrt();
+            let true_res =
+                residual_norm2(&Level::finest(dims), &x, &p.b).sqrt() / dot(&p.b, &p.b).sqrt();
             assert!(true_res <= 1.01e-5, "{method:?} {true_res}");
-            let err = x.iter().zip(&p.u_star).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            let err = x
+                .iter()
+                .zip(&p.u_star)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
             assert!(err < 1e-3, "{method:?} {err}");
         }
     }
@@ -392,6 +396,9 @@ mod tests {
         let (_, cg) = solve(Method::Cg, dims, &p.b, &settings(20));
         assert!(mg.converged && mg.iterations <= 8, "{mg:?}");
         assert!(pcg.converged && pcg.iterations <= 6, "{pcg:?}");
-        assert!(!cg.converged && cg.iterations == 20 && cg.relres > 1e-5, "{cg:?}");
+        assert!(
+            !cg.converged && cg.iterations == 20 && cg.relres > 1e-5,
+            "{cg:?}"
+        );
     }
 }

@@ -73,7 +73,12 @@ pub fn variants() -> Vec<(Method, [i64; 3], i64, f64, bool)> {
     v
 }
 
-fn overrides(g: [i64; 3], max: i64, tol: f64, sweeps: Option<i64>) -> Vec<(&'static str, ParamValue)> {
+fn overrides(
+    g: [i64; 3],
+    max: i64,
+    tol: f64,
+    sweeps: Option<i64>,
+) -> Vec<(&'static str, ParamValue)> {
     let mut o = vec![
         ("grid_size", grid(g[0], g[1], g[2])),
         ("max_iterations", ParamValue::Int(max)),
@@ -95,7 +100,12 @@ fn one<T: Storage>(
     let mut case = typed_case::<T>(method, o, Backend::Cuda, 1, Some(handles))?;
     let first = check(&mut case, 11, tolerance, sync)?;
     let second = check(&mut case, 12, tolerance, sync)?;
-    let (_, reference) = reference::solve(method, case.config.dims, &case.problem.b, &case.config.settings);
+    let (_, reference) = reference::solve(
+        method,
+        case.config.dims,
+        &case.problem.b,
+        &case.config.settings,
+    );
     // Every buffer set after rotate(4): each holds the inputs of seed 13.
     use apex_plugin_api::Instance;
     case.prepare_check(13)?;
@@ -119,9 +129,17 @@ pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> 
         let sweeps = method.uses_multigrid().then_some(2);
         for storage in ["fp32", "fp64", "fp16"] {
             // fp16 storage cannot reach 1e-5: it is checked against 1e-2.
-            let tol_s = if storage == "fp16" { tol.max(1e-2) } else { tol };
+            let tol_s = if storage == "fp16" {
+                tol.max(1e-2)
+            } else {
+                tol
+            };
             let o = overrides(g, max, tol_s, sweeps);
-            let precision = if storage == "fp16" { Precision::Fp16 } else { Precision::Fp32 };
+            let precision = if storage == "fp16" {
+                Precision::Fp16
+            } else {
+                Precision::Fp32
+            };
             let tolerance = default_tolerance(precision);
             let result = match storage {
                 "fp32" => one::<f32>(handles, method, &o, &tolerance, sync),
@@ -167,7 +185,10 @@ mod tests {
             }
             let ptx = compile_ptx("poisson", &src, "sm_90").unwrap().to_src();
             for f in crate::program::FUNCTIONS {
-                assert!(ptx.contains(&format!(".entry {f}(")), "STORE={store}: {f} missing");
+                assert!(
+                    ptx.contains(&format!(".entry {f}(")),
+                    "STORE={store}: {f} missing"
+                );
             }
         }
     }
@@ -195,9 +216,18 @@ mod tests {
             compute_capability_major: major as u32,
             compute_capability_minor: minor as u32,
         };
-        let sync = || stream.synchronize().map_err(apex_plugin_api::cuda::cuda_error);
+        let sync = || {
+            stream
+                .synchronize()
+                .map_err(apex_plugin_api::cuda::cuda_error)
+        };
         let lines = run(handles, &sync);
         let failed: Vec<_> = lines.iter().filter(|l| !l.passed()).collect();
-        assert!(failed.is_empty(), "{} of {} failed: {failed:#?}", failed.len(), lines.len());
+        assert!(
+            failed.is_empty(),
+            "{} of {} failed: {failed:#?}",
+            failed.len(),
+            lines.len()
+        );
     }
 }

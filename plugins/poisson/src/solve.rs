@@ -77,9 +77,5 @@ pub fn reached(res: f64, res0: f64, tolerance: f64) -> bool {
 
 /// `sqrt(res / res0)`, 0 for a zero right-hand side.
 pub fn relative(res: f64, res0: f64) -> f64 {
-    if res0 > 0.0 {
-        (res / res0).sqrt()
-    } else {
-        0.0
-    }
+    if res0 > 0.0 { (res / res0).sqrt() } else { 0.0 }
 }

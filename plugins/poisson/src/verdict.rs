@@ -53,22 +53,37 @@ impl Verdict {
             self.true_relres,
             self.accuracy.max_abs_error,
             self.accuracy.rmse,
-            self.failure.as_ref().map_or(String::new(), |f| format!(": {f}"))
+            self.failure
+                .as_ref()
+                .map_or(String::new(), |f| format!(": {f}"))
         )
     }
 }
 
 /// Judges solution `x` (converted to f64) of `problem` reported by the solver as `report`.
-pub fn judge(problem: &Problem, x: &[f64], report: Report, settings: &Settings, tol: &Tolerance) -> Verdict {
+pub fn judge(
+    problem: &Problem,
+    x: &[f64],
+    report: Report,
+    settings: &Settings,
+    tol: &Tolerance,
+) -> Verdict {
     let mut accuracy = compare_outputs(x, &problem.u_star, tol);
     let fine = Level::finest(problem.dims);
     let res = reference::residual_norm2(&fine, x, &problem.b);
     let res0 = reference::dot(&problem.b, &problem.b);
     let true_relres = crate::solve::relative(res, res0);
-    let true_relres = if true_relres.is_finite() { true_relres } else { f64::INFINITY };
+    let true_relres = if true_relres.is_finite() {
+        true_relres
+    } else {
+        f64::INFINITY
+    };
     accuracy.max_rel_error = true_relres;
     let failure = if accuracy.non_finite > 0 {
-        Some(format!("the solution has {} non-finite values", accuracy.non_finite))
+        Some(format!(
+            "the solution has {} non-finite values",
+            accuracy.non_finite
+        ))
     } else if !report.converged {
         Some(format!(
             "did not converge: {} iterations, relative residual {:.3e} > tolerance {:e}",
@@ -100,14 +115,23 @@ mod tests {
     use crate::{grid::Dims, solve::Method};
 
     fn tol() -> Tolerance {
-        Tolerance { atol: 1e-2, rtol: 0.0, rmse: 2e-3, max_mismatch_ratio: 0.0 }
+        Tolerance {
+            atol: 1e-2,
+            rtol: 0.0,
+            rmse: 2e-3,
+            max_mismatch_ratio: 0.0,
+        }
     }
 
     #[test]
     fn a_converged_solve_passes_and_wrong_outputs_fail() {
         let d = Dims::new(8, 8, 8);
         let p = Problem::generate(d, 1);
-        let s = Settings { max_iterations: 20, tolerance: 1e-5, sweeps: 2 };
+        let s = Settings {
+            max_iterations: 20,
+            tolerance: 1e-5,
+            sweeps: 2,
+        };
         let (x, rep) = reference::solve(Method::Mg, d, &p.b, &s);
         let v = judge(&p, &x, rep, &s, &tol());
         assert!(v.passed(&tol()), "{}", v.summary());
@@ -116,7 +140,11 @@ mod tests {
         let mut wrong = x.clone();
         wrong[100] += 0.5;
         let v = judge(&p, &wrong, rep, &s, &tol());
-        assert!(!v.passed(&tol()) && !v.accuracy.within(&tol()), "{}", v.summary());
+        assert!(
+            !v.passed(&tol()) && !v.accuracy.within(&tol()),
+            "{}",
+            v.summary()
+        );
         assert!(v.failure.unwrap().contains("true residual"));
         // A poisoned (never written) output.
         let mut poisoned = x.clone();
@@ -129,12 +157,19 @@ mod tests {
     fn stopping_at_max_iterations_is_a_failure_with_the_reason() {
         let d = Dims::new(16, 16, 16);
         let p = Problem::generate(d, 2);
-        let s = Settings { max_iterations: 10, tolerance: 1e-5, sweeps: 2 };
+        let s = Settings {
+            max_iterations: 10,
+            tolerance: 1e-5,
+            sweeps: 2,
+        };
         let (x, rep) = reference::solve(Method::Cg, d, &p.b, &s);
         let v = judge(&p, &x, rep, &s, &tol());
         assert!(!v.accuracy.within(&tol()) && v.accuracy.mismatch_ratio == 1.0);
         let f = v.failure.unwrap();
-        assert!(f.starts_with("did not converge: 10 iterations, relative residual "), "{f}");
+        assert!(
+            f.starts_with("did not converge: 10 iterations, relative residual "),
+            "{f}"
+        );
         assert!(f.ends_with("> tolerance 1e-5"), "{f}");
     }
 }

@@ -7,7 +7,10 @@ use super::*;
 use crate::harness::{check, grid, params, request, typed_case};
 
 fn small(n: i64, max: i64) -> Vec<(&'static str, ParamValue)> {
-    vec![("grid_size", grid(n, n, n)), ("max_iterations", ParamValue::Int(max))]
+    vec![
+        ("grid_size", grid(n, n, n)),
+        ("max_iterations", ParamValue::Int(max)),
+    ]
 }
 
 #[test]
@@ -38,7 +41,11 @@ fn cpu_cases_pass_two_fresh_checks_in_every_storage_type() {
             let v = check(&mut c32, seed, &tol, &|| ok(())).unwrap();
             assert!(v.passed(&tol), "{m:?} fp32 {}", v.summary());
             let v = check(&mut c64, seed, &tol, &|| ok(())).unwrap();
-            assert!(v.passed(&tol) && v.true_relres <= 1e-5, "{m:?} f64 {}", v.summary());
+            assert!(
+                v.passed(&tol) && v.true_relres <= 1e-5,
+                "{m:?} f64 {}",
+                v.summary()
+            );
         }
         // fp16 storage reaches 1e-2, not 1e-5.
         let tol16 = default_tolerance(Precision::Fp16);
@@ -57,17 +64,25 @@ fn cpu_cases_pass_two_fresh_checks_in_every_storage_type() {
 fn a_solve_stopped_at_max_iterations_fails_with_the_reason() {
     let k = PoissonKernel(Method::Cg);
     let p = params(&k, &small(32, 50));
-    let mut inst = k.setup(&request(p, Backend::Cpu, Precision::Fp32, 1, None)).unwrap();
+    let mut inst = k
+        .setup(&request(p, Backend::Cpu, Precision::Fp32, 1, None))
+        .unwrap();
     let tol = default_tolerance(Precision::Fp32);
     inst.prepare_check(2).unwrap();
     inst.run().unwrap();
     let acc = inst.verify(&tol).unwrap();
     assert!(!acc.within(&tol) && acc.mismatch_ratio == 1.0, "{acc:?}");
-    assert!(acc.max_rel_error > 1e-5, "the true relative residual travels in max_rel_error");
+    assert!(
+        acc.max_rel_error > 1e-5,
+        "the true relative residual travels in max_rel_error"
+    );
     let mut case = typed_case::<f32>(Method::Cg, &small(32, 50), Backend::Cpu, 1, None).unwrap();
     let v = check(&mut case, 2, &tol, &|| Ok(())).unwrap();
     let f = v.failure.unwrap();
-    assert!(f.starts_with("did not converge: 50 iterations, relative residual "), "{f}");
+    assert!(
+        f.starts_with("did not converge: 50 iterations, relative residual "),
+        "{f}"
+    );
 }
 
 #[test]
@@ -92,16 +107,51 @@ fn bad_parameters_are_clear_errors() {
             .err()
             .map(|e| e.message.to_string())
     };
-    let e = setup(Method::Mg, &[("grid_size", grid(100, 100, 100))], Precision::Fp32).unwrap();
+    let e = setup(
+        Method::Mg,
+        &[("grid_size", grid(100, 100, 100))],
+        Precision::Fp32,
+    )
+    .unwrap();
     assert!(e.contains("poisson.cg"), "{e}");
-    assert!(setup(Method::Cg, &[("grid_size", grid(10, 6, 5)), ("max_iterations", ParamValue::Int(3))], Precision::Fp32).is_none());
-    let e = setup(Method::Cg, &[("f64_solve", ParamValue::Bool(true))], Precision::Fp16).unwrap();
+    assert!(
+        setup(
+            Method::Cg,
+            &[
+                ("grid_size", grid(10, 6, 5)),
+                ("max_iterations", ParamValue::Int(3))
+            ],
+            Precision::Fp32
+        )
+        .is_none()
+    );
+    let e = setup(
+        Method::Cg,
+        &[("f64_solve", ParamValue::Bool(true))],
+        Precision::Fp16,
+    )
+    .unwrap();
     assert!(e.contains("f64_solve needs precision fp32"), "{e}");
-    let e = setup(Method::Mg, &[("smoothing_sweeps", ParamValue::Int(0))], Precision::Fp32).unwrap();
+    let e = setup(
+        Method::Mg,
+        &[("smoothing_sweeps", ParamValue::Int(0))],
+        Precision::Fp32,
+    )
+    .unwrap();
     assert!(e.contains("smoothing_sweeps"), "{e}");
-    let e = setup(Method::Cg, &[("grid_size", ParamValue::Int(64))], Precision::Fp32).unwrap();
+    let e = setup(
+        Method::Cg,
+        &[("grid_size", ParamValue::Int(64))],
+        Precision::Fp32,
+    )
+    .unwrap();
     assert!(e.contains("must be a shape"), "{e}");
-    let e = setup(Method::Cg, &[("tolerance", ParamValue::Float(0.0))], Precision::Fp32).unwrap();
+    let e = setup(
+        Method::Cg,
+        &[("tolerance", ParamValue::Float(0.0))],
+        Precision::Fp32,
+    )
+    .unwrap();
     assert!(e.contains("tolerance"), "{e}");
     let e = setup(Method::Cg, &[], Precision::Bf16).unwrap();
     assert!(e.contains("no bf16 path"), "{e}");
@@ -119,6 +169,11 @@ fn work_counts_the_iterations_of_the_setup_solve() {
     assert_eq!(w.bytes_written, ((2.0 + 4.0 * it as f64) * n * 4.0) as u64);
     assert_eq!(case.rotate(4).unwrap(), 1, "CPU cases keep one buffer set");
     let mg = typed_case::<f32>(Method::Mg, &small(16, 20), Backend::Cpu, 1, None).unwrap();
-    let per_iter = (mg.work().bytes_read + mg.work().bytes_written) as f64 / (n * 4.0) / mg.setup_report.iterations as f64;
-    assert!((20.0..40.0).contains(&per_iter), "{per_iter} words per point per V(2,2) cycle");
+    let per_iter = (mg.work().bytes_read + mg.work().bytes_written) as f64
+        / (n * 4.0)
+        / mg.setup_report.iterations as f64;
+    assert!(
+        (20.0..40.0).contains(&per_iter),
+        "{per_iter} words per point per V(2,2) cycle"
+    );
 }

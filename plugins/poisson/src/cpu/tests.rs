@@ -13,7 +13,13 @@ fn random(n: usize, seed: u64) -> Vec<f64> {
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) })
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(
+            0.0,
+            |m, v| if v.is_nan() { f64::INFINITY } else { m.max(v) },
+        )
 }
 
 const SHAPES: [(usize, usize, usize); 4] = [(8, 8, 8), (6, 4, 10), (1, 3, 2), (16, 8, 4)];
@@ -38,7 +44,11 @@ fn fused_direction_pass_matches_the_reference() {
             let mut p_new = vec![f64::NAN; d.len()];
             let mut q = vec![f64::NAN; d.len()];
             // A NaN p_old must not leak into the first iteration (beta = None).
-            let old_in = if beta.is_none() { vec![f64::NAN; d.len()] } else { old.clone() };
+            let old_in = if beta.is_none() {
+                vec![f64::NAN; d.len()]
+            } else {
+                old.clone()
+            };
             let pq = direction_and_apply::<f64>(d, &src, &old_in, &mut p_new, &mut q, beta);
             assert!(max_diff(&p_new, &p_ref) < 1e-14 && max_diff(&q, &q_ref) < 1e-13);
             assert!((pq - pq_ref).abs() < 1e-10 * pq_ref.abs().max(1.0));
@@ -74,7 +84,10 @@ fn multigrid_blocks_match_the_reference() {
                     reference::rbgs(&level, &mut xr, &b, color, zero);
                     let mut xf = x.clone();
                     rbgs::<f64>(&level, &mut xf, &b, color, zero);
-                    assert!(max_diff(&xf, &xr) < 1e-14, "rbgs {d} level {lev} color {color} zero {zero}");
+                    assert!(
+                        max_diff(&xf, &xr) < 1e-14,
+                        "rbgs {d} level {lev} color {color} zero {zero}"
+                    );
                 }
             }
             let mut bc_ref = vec![0.0; c.len()];
@@ -107,14 +120,22 @@ fn settings(max: usize) -> Settings {
 fn f64_solves_follow_the_reference_iteration_for_iteration() {
     let d = Dims::new(16, 8, 12);
     let p = crate::problem::Problem::generate(d, 5);
-    for (method, max) in [(Method::Cg, 300), (Method::Mg, 30), (Method::MgPcg, 30), (Method::Cg, 7)] {
+    for (method, max) in [
+        (Method::Cg, 300),
+        (Method::Mg, 30),
+        (Method::MgPcg, 30),
+        (Method::Cg, 7),
+    ] {
         let (x_ref, rep_ref) = reference::solve(method, d, &p.b, &settings(max));
         let mut s = CpuSolver::<f64>::new(method, d, settings(max), p.b.clone());
         s.x.fill(f64::NAN);
         let rep = s.solve();
         assert_eq!(rep.iterations, rep_ref.iterations, "{method:?}");
         assert_eq!(rep.converged, rep_ref.converged, "{method:?}");
-        assert!((rep.relres - rep_ref.relres).abs() <= 1e-6 * rep_ref.relres.max(1e-12), "{method:?} {rep:?} {rep_ref:?}");
+        assert!(
+            (rep.relres - rep_ref.relres).abs() <= 1e-6 * rep_ref.relres.max(1e-12),
+            "{method:?} {rep:?} {rep_ref:?}"
+        );
         assert!(max_diff(&s.x, &x_ref) < 1e-8, "{method:?}");
     }
 }
@@ -129,13 +150,21 @@ fn fp32_solves_converge_like_the_reference_and_fp16_stalls() {
         let mut s = CpuSolver::<f32>::new(method, d, settings(max), from_f64_vec(&p.b));
         let rep = s.solve();
         assert!(rep.converged, "{method:?} {rep:?}");
-        assert!(rep.iterations.abs_diff(rep_ref.iterations) <= 2, "{method:?} {rep:?} {rep_ref:?}");
+        assert!(
+            rep.iterations.abs_diff(rep_ref.iterations) <= 2,
+            "{method:?} {rep:?} {rep_ref:?}"
+        );
         let x = to_f64_vec(&s.x);
         let err = max_diff(&x, &p.u_star);
         assert!(err < 1e-3, "{method:?} {err}");
         // fp16 storage cannot hold a 1e-5 residual: MG stalls at its cap, CG's recursive
         // residual keeps shrinking while the true one stalls; verification fails both.
-        let tol = apex_plugin_api::Tolerance { atol: 5e-2, rtol: 0.0, rmse: 2e-2, max_mismatch_ratio: 0.0 };
+        let tol = apex_plugin_api::Tolerance {
+            atol: 5e-2,
+            rtol: 0.0,
+            rmse: 2e-2,
+            max_mismatch_ratio: 0.0,
+        };
         let mut h = CpuSolver::<f16>::new(method, d, settings(max), from_f64_vec(&p.b));
         let rep16 = h.solve();
         let v = crate::verdict::judge(&p, &to_f64_vec(&h.x), rep16, &settings(max), &tol);
