@@ -66,7 +66,7 @@ pub fn variants() -> Vec<(Method, [i64; 3], i64, f64, bool)> {
     }
     v.push((Method::Cg, [33, 17, 9], 400, 1e-5, true));
     v.push((Method::Cg, [64, 64, 64], 50, 1e-5, false));
-    v.push((Method::Mg, [64, 64, 64], 2, 1e-5, false));
+    v.push((Method::Mg, [64, 64, 64], 1, 1e-5, false));
     v.push((Method::MgPcg, [64, 64, 64], 50, 1e-5, true));
     v.push((Method::Mg, [4, 4, 4], 3, 1e-5, true));
     v.push((Method::MgPcg, [8, 4, 2], 3, 1e-5, true));
@@ -127,8 +127,16 @@ pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> 
     let mut lines = Vec::new();
     for (method, g, max, tol, converges) in variants() {
         let sweeps = method.uses_multigrid().then_some(2);
-        for storage in ["fp32", "fp64", "fp16"] {
-            // fp16 storage cannot reach 1e-5: it is checked against 1e-2.
+        // fp16 storage cannot reach 1e-5: multigrid is checked at 1e-2 (its error is then about
+        // 1e-2, within the fp16 tolerance). CG at a 1e-2 residual is still far from u* (error
+        // about 1 at 64^3: it stops after 7 iterations), and capped cases would converge at 1e-2,
+        // so fp16 runs only the converging multigrid variants.
+        let storages: &[&str] = if converges && method.uses_multigrid() {
+            &["fp32", "fp64", "fp16"]
+        } else {
+            &["fp32", "fp64"]
+        };
+        for &storage in storages {
             let tol_s = if storage == "fp16" {
                 tol.max(1e-2)
             } else {
@@ -154,7 +162,7 @@ pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> 
                     _ => "fp16",
                 },
                 params: describe(&o),
-                expect_converged: converges || storage == "fp16" && method != Method::Cg && max > 2,
+                expect_converged: converges,
                 result,
                 tolerance,
             });
