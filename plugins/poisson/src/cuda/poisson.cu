@@ -1,0 +1,349 @@
+// The Poisson solvers' device code. Expects STORE (0 fp32, 1 fp16 = raw 16-bit with f32
+// arithmetic, 2 fp64). No CUDA headers: fp16 goes through PTX cvt, as tile_ops does.
+//
+// Every kernel but `finish` starts with the same control arguments
+//   (int* flags, const double* res, int k, int check, double tol2)
+// flags[0] = done, flags[1] = iterations taken, flags[2] = converged. With `check`, the kernel is
+// the first of iteration k and applies the stopping test res[k] <= tol2 * res[0] (squared norms):
+// if it holds, block (0,0,0) records k and every block returns. Every later kernel of the solve
+// then sees done and returns at once, so a whole solve of max_iterations is enqueued without any
+// host synchronisation. The test is block-uniform (every thread reads the same values), so the
+// early return never splits a block around __syncthreads.
+//
+// Dot products are summed in double: per thread, per warp (shuffles), per block, then one
+// atomicAdd into a per-iteration slot (zeroed by a memset at the start of each solve).
+
+#if STORE == 0
+typedef float S;
+typedef float A;
+#elif STORE == 1
+typedef unsigned short S;
+typedef float A;
+#else
+typedef double S;
+typedef double A;
+#endif
+
+__device__ __forceinline__ A ld(const S* __restrict__ p, long long i) {
+#if STORE == 1
+    float f;
+    unsigned short h = p[i];
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+#else
+    return p[i];
+#endif
+}
+
+__device__ __forceinline__ void st(S* __restrict__ p, long long i, A v) {
+#if STORE == 1
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    p[i] = h;
+#else
+    p[i] = v;
+#endif
+}
+
+__device__ __forceinline__ bool stopped(int* flags, const double* res, int k, int check, double tol2) {
+    if (*(volatile int*)flags != 0) return true;
+    if (check && res[k] <= tol2 * res[0]) {
+        if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0 &&
+            threadIdx.y == 0) {
+            flags[1] = k;
+            flags[2] = 1;
+            __threadfence();
+            flags[0] = 1;
+        }
+        return true;
+    }
+    return false;
+}
+
+// Adds every thread's v into *target. Call once per kernel, from every thread of the block
+// (blockDim.x * blockDim.y a multiple of 32, at most 1024).
+__device__ __forceinline__ void block_add(double v, double* target) {
+    __shared__ double warp_sums[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    const int tid = threadIdx.x + threadIdx.y * blockDim.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        const int nw = (blockDim.x * blockDim.y + 31) >> 5;
+        v = lane < nw ? warp_sums[lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0) atomicAdd(target, v);
+    }
+}
+
+__device__ __forceinline__ int faces(int x, int y, int z, int nx, int ny, int nz) {
+    return (x == 0) + (x + 1 == nx) + (y == 0) + (y + 1 == ny) + (z == 0) + (z + 1 == nz);
+}
+
+// b - A x at (x, y, z) of a level with the given ghost.
+__device__ __forceinline__ A residual_at(const S* __restrict__ xv, const S* __restrict__ b, int x,
+                                         int y, int z, int nx, int ny, int nz, A ghost) {
+    const long long plane = (long long)nx * ny;
+    const long long i = (long long)z * plane + (long long)y * nx + x;
+    A s = (A)0;
+    if (x > 0) s += ld(xv, i - 1);
+    if (x + 1 < nx) s += ld(xv, i + 1);
+    if (y > 0) s += ld(xv, i - nx);
+    if (y + 1 < ny) s += ld(xv, i + nx);
+    if (z > 0) s += ld(xv, i - plane);
+    if (z + 1 < nz) s += ld(xv, i + plane);
+    const A d = (A)6 + ghost * (A)faces(x, y, z, nx, ny, nz);
+    return ld(b, i) - (d * ld(xv, i) - s);
+}
+
+#define GRID_STRIDE(i, n)                                                                     \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
+         i += (long long)gridDim.x * blockDim.x)
+
+// x = 0, r = b (when r is not null), res[0] += b.b.
+extern "C" __global__ void init_solve(int* flags, const double* res, int k, int check, double tol2,
+                                      const S* __restrict__ b, S* __restrict__ x, S* __restrict__ r,
+                                      double* res0, long long n) {
+    (void)flags; (void)res; (void)k; (void)check; (void)tol2;
+    double acc = 0.0;
+    GRID_STRIDE(i, n) {
+        const A bv = ld(b, i);
+        st(x, i, (A)0);
+        if (r != nullptr) st(r, i, bv);
+        acc += (double)bv * (double)bv;
+    }
+    block_add(acc, res0);
+}
+
+// CG's fused pass on the finest level: p = src + beta*p_old (p = src when `first`), computed for
+// the point and its neighbours on the fly; p_new = p, q = A p, pq[k] += p.q.
+// beta = rho[k] / rho[k-1]. Block (32, 8) over x and y; each thread marches `zch` planes in z,
+// keeping p at z-1, z, z+1 in registers.
+extern "C" __global__ void cg_direction(int* flags, const double* res, int k, int check, double tol2,
+                                        const S* __restrict__ src, const S* __restrict__ p_old,
+                                        S* __restrict__ p_new, S* __restrict__ q,
+                                        const double* rho, int first, double* pq, int nx, int ny,
+                                        int nz, int zch) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const A beta = first ? (A)0 : (A)(rho[k] / rho[k - 1]);
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int z0 = blockIdx.z * zch;
+    const int z1 = min(z0 + zch, nz);
+    const long long plane = (long long)nx * ny;
+    double acc = 0.0;
+    if (x < nx && y < ny && z0 < nz) {
+        auto P = [&](long long j) -> A {
+            return first ? ld(src, j) : ld(src, j) + beta * ld(p_old, j);
+        };
+        long long i = (long long)z0 * plane + (long long)y * nx + x;
+        A pm = z0 > 0 ? P(i - plane) : (A)0;
+        A pc = P(i);
+        for (int z = z0; z < z1; ++z, i += plane) {
+            const A pp = z + 1 < nz ? P(i + plane) : (A)0;
+            A s = pm + pp;
+            if (x > 0) s += P(i - 1);
+            if (x + 1 < nx) s += P(i + 1);
+            if (y > 0) s += P(i - nx);
+            if (y + 1 < ny) s += P(i + nx);
+            const A qv = (A)6 * pc - s;
+            st(p_new, i, pc);
+            st(q, i, qv);
+            acc += (double)pc * (double)qv;
+            pm = pc;
+            pc = pp;
+        }
+    }
+    block_add(acc, pq + k);
+}
+
+// alpha = rho[k] / pq[k]; x += alpha p; r -= alpha q; rr[k+1] += r.r.
+extern "C" __global__ void cg_update(int* flags, const double* res, int k, int check, double tol2,
+                                     S* __restrict__ x, S* __restrict__ r, const S* __restrict__ p,
+                                     const S* __restrict__ q, const double* rho, const double* pq,
+                                     double* rr, long long n) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const A alpha = (A)(rho[k] / pq[k]);
+    double acc = 0.0;
+    GRID_STRIDE(i, n) {
+        st(x, i, ld(x, i) + alpha * ld(p, i));
+        const A rv = ld(r, i) - alpha * ld(q, i);
+        st(r, i, rv);
+        acc += (double)rv * (double)rv;
+    }
+    block_add(acc, rr + k + 1);
+}
+
+// One red-black Gauss-Seidel half-sweep: cells with (x+y+z)%2 == color get (b + neighbours)/d.
+// One thread per pair of cells (2t, 2t+1) along x: it updates the one of `color` and, with
+// zero_init, sets the other to 0 (the iterate starts at zero). With dot != null it adds b.x over
+// both cells of its pair into dot[dot_k] (the last half-sweep of the preconditioner: r.z).
+extern "C" __global__ void rbgs(int* flags, const double* res, int k, int check, double tol2,
+                                S* __restrict__ x, const S* __restrict__ b, int nx, int ny, int nz,
+                                double ghost, int color, int zero_init, double* dot, int dot_k) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const int half = (nx + 1) >> 1;
+    const long long pairs = (long long)half * ny * nz;
+    const long long plane = (long long)nx * ny;
+    const A g = (A)ghost;
+    double acc = 0.0;
+    GRID_STRIDE(t, pairs) {
+        const int px = (int)(t % half);
+        const long long rest = t / half;
+        const int y = (int)(rest % ny);
+        const int z = (int)(rest / ny);
+        const int odd = (color + y + z) & 1;
+        const int xc = 2 * px + odd;
+        const int xo = 2 * px + 1 - odd;
+        const long long row = (long long)z * plane + (long long)y * nx;
+        if (xc < nx) {
+            const long long i = row + xc;
+            const A d = (A)6 + g * (A)faces(xc, y, z, nx, ny, nz);
+            A v;
+            if (zero_init) {
+                v = ld(b, i) / d;
+            } else {
+                A s = (A)0;
+                if (xc > 0) s += ld(x, i - 1);
+                if (xc + 1 < nx) s += ld(x, i + 1);
+                if (y > 0) s += ld(x, i - nx);
+                if (y + 1 < ny) s += ld(x, i + nx);
+                if (z > 0) s += ld(x, i - plane);
+                if (z + 1 < nz) s += ld(x, i + plane);
+                v = (ld(b, i) + s) / d;
+            }
+            st(x, i, v);
+            if (dot != nullptr) acc += (double)ld(b, i) * (double)ld(x, i);
+        }
+        if (xo < nx) {
+            const long long i = row + xo;
+            if (zero_init) {
+                st(x, i, (A)0);
+            } else if (dot != nullptr) {
+                acc += (double)ld(b, i) * (double)ld(x, i);
+            }
+        }
+    }
+    if (dot != nullptr) block_add(acc, dot + dot_k);
+}
+
+// Coarse right-hand side: bc = 0.5 * sum of the 8 children's residuals (fine dims all even).
+extern "C" __global__ void restrict_residual(int* flags, const double* res, int k, int check,
+                                             double tol2, const S* __restrict__ x,
+                                             const S* __restrict__ b, S* __restrict__ bc, int nx,
+                                             int ny, int nz, double ghost) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const int cx = nx >> 1, cy = ny >> 1, cz = nz >> 1;
+    const long long nc = (long long)cx * cy * cz;
+    const A g = (A)ghost;
+    GRID_STRIDE(t, nc) {
+        const int X = (int)(t % cx);
+        const long long rest = t / cx;
+        const int Y = (int)(rest % cy);
+        const int Z = (int)(rest / cy);
+        A s = (A)0;
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+            s += residual_at(x, b, 2 * X + (c & 1), 2 * Y + ((c >> 1) & 1), 2 * Z + (c >> 2), nx, ny,
+                             nz, g);
+        }
+        st(bc, t, (A)0.5 * s);
+    }
+}
+
+// Along one axis: fine index i takes w_own * own + w_other * other, the other coarse cell on i's
+// side; outside the grid it is the ghost -gc * own, folded into w_own.
+__device__ __forceinline__ void weights(int i, int nc, A gc, int& own, int& other, A& w_own,
+                                        A& w_other) {
+    own = i >> 1;
+    other = (i & 1) ? own + 1 : own - 1;
+    if (other < 0 || other >= nc) {
+        other = own;
+        w_own = (A)0.75 - (A)0.25 * gc;
+        w_other = (A)0;
+    } else {
+        w_own = (A)0.75;
+        w_other = (A)0.25;
+    }
+}
+
+// x_fine += P x_coarse: cell-centred trilinear interpolation with the coarse level's ghost.
+extern "C" __global__ void prolong_add(int* flags, const double* res, int k, int check, double tol2,
+                                       const S* __restrict__ xc, S* __restrict__ xf, int nx, int ny,
+                                       int nz, double ghost_coarse) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const int cx = nx >> 1, cy = ny >> 1, cz = nz >> 1;
+    const long long n = (long long)nx * ny * nz;
+    const A gc = (A)ghost_coarse;
+    GRID_STRIDE(t, n) {
+        const int x = (int)(t % nx);
+        const long long rest = t / nx;
+        const int y = (int)(rest % ny);
+        const int z = (int)(rest / ny);
+        int ox, tx, oy, ty, oz, tz;
+        A wx0, wx1, wy0, wy1, wz0, wz1;
+        weights(x, cx, gc, ox, tx, wx0, wx1);
+        weights(y, cy, gc, oy, ty, wy0, wy1);
+        weights(z, cz, gc, oz, tz, wz0, wz1);
+        const long long cplane = (long long)cx * cy;
+        const long long r00 = (long long)oz * cplane + (long long)oy * cx;
+        const long long r01 = (long long)oz * cplane + (long long)ty * cx;
+        const long long r10 = (long long)tz * cplane + (long long)oy * cx;
+        const long long r11 = (long long)tz * cplane + (long long)ty * cx;
+        const A v = wz0 * (wy0 * (wx0 * ld(xc, r00 + ox) + wx1 * ld(xc, r00 + tx)) +
+                           wy1 * (wx0 * ld(xc, r01 + ox) + wx1 * ld(xc, r01 + tx))) +
+                    wz1 * (wy0 * (wx0 * ld(xc, r10 + ox) + wx1 * ld(xc, r10 + tx)) +
+                           wy1 * (wx0 * ld(xc, r11 + ox) + wx1 * ld(xc, r11 + tx)));
+        st(xf, t, ld(xf, t) + v);
+    }
+}
+
+// The coarsest level's exact solve, x = inv * b (n <= 512), by one block; with dot != null it
+// adds b.x into dot[dot_k] (a one-level preconditioner).
+extern "C" __global__ void coarse_solve(int* flags, const double* res, int k, int check, double tol2,
+                                        const A* __restrict__ inv, const S* __restrict__ b,
+                                        S* __restrict__ x, int n, double* dot, int dot_k) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    __shared__ A sb[512];
+    for (int j = threadIdx.x; j < n; j += blockDim.x) sb[j] = ld(b, j);
+    __syncthreads();
+    double acc = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const A* row = inv + (long long)i * n;
+        A s = (A)0;
+        for (int j = 0; j < n; ++j) s += row[j] * sb[j];
+        st(x, i, s);
+        if (dot != nullptr) acc += (double)sb[i] * (double)ld(x, i);
+    }
+    if (dot != nullptr) block_add(acc, dot + dot_k);
+}
+
+// res[k+1] += ||b - A x||^2 on the finest level (multigrid's residual after cycle k).
+extern "C" __global__ void residual_norm(int* flags, const double* res, int k, int check, double tol2,
+                                         const S* __restrict__ x, const S* __restrict__ b,
+                                         double* out, int nx, int ny, int nz) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const long long n = (long long)nx * ny * nz;
+    double acc = 0.0;
+    GRID_STRIDE(t, n) {
+        const int xi = (int)(t % nx);
+        const long long rest = t / nx;
+        const int y = (int)(rest % ny);
+        const int z = (int)(rest / ny);
+        const A r = residual_at(x, b, xi, y, z, nx, ny, nz, (A)0);
+        acc += (double)r * (double)r;
+    }
+    block_add(acc, out + k + 1);
+}
+
+// After the last iteration: a solve that never met the test took max_it iterations; it converged
+// if res[max_it] meets it.
+extern "C" __global__ void finish(int* flags, const double* res, int max_it, double tol2) {
+    if (threadIdx.x == 0 && blockIdx.x == 0 && flags[0] == 0) {
+        flags[1] = max_it;
+        flags[2] = res[max_it] <= tol2 * res[0] ? 1 : 0;
+        flags[0] = 1;
+    }
+}

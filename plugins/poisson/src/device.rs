@@ -1,0 +1,555 @@
+//! [`DeviceSolver`]: one CUDA case's module, buffers and the enqueued solve.
+//!
+//! `run` enqueues a whole solve on the host's stream: two memsets (the per-iteration scalar
+//! slots and the flags), `init_solve`, `max_iterations` iterations of kernels and `finish`. No
+//! host synchronisation and no allocation: the stopping test runs on the device (see
+//! `cuda/poisson.cu`), so the sequence can be captured in a CUDA graph. After convergence every
+//! remaining kernel returns at its first instruction; those launches still cost their launch
+//! time, which README.md quantifies.
+//!
+//! [`DeviceSolver::rotate`] adds buffer sets (every vector, level and scalar a solve touches;
+//! the coarse inverse, read-only, is shared) and `run` cycles through them.
+
+use std::sync::Arc;
+
+use apex_plugin_api::{
+    CudaHandles, PluginError,
+    cuda::{CudaSession, cuda_error},
+};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+
+use crate::{
+    grid::{Dims, Hierarchy},
+    program,
+    real::Storage,
+    reference::DenseInverse,
+    solve::{Method, Report, Settings, relative},
+};
+
+/// Threads per block of the 1-D grid-stride kernels.
+pub const BLOCK: u32 = 256;
+/// Blocks of a grid-stride kernel at most (one atomic per block per reduction; 1024 x 256
+/// threads fill an H100).
+pub const MAX_BLOCKS: usize = 1024;
+/// Block of `cg_direction`: 32 x 8 threads over x and y.
+pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
+
+/// Builds a kernel's argument list: the control arguments of iteration `k` (with or without the
+/// stopping test) followed by the kernel's own.
+type WithCtl<'a> = &'a dyn Fn(usize, bool, &[Arg]) -> Vec<Arg>;
+
+#[derive(Clone, Copy)]
+enum Arg {
+    P(u64),
+    I(i32),
+    L(i64),
+    D(f64),
+}
+
+/// Function indices into [`program::FUNCTIONS`].
+mod f {
+    pub const INIT: usize = 0;
+    pub const CG_DIRECTION: usize = 1;
+    pub const CG_UPDATE: usize = 2;
+    pub const RBGS: usize = 3;
+    pub const RESTRICT: usize = 4;
+    pub const PROLONG: usize = 5;
+    pub const COARSE: usize = 6;
+    pub const RESIDUAL_NORM: usize = 7;
+    pub const FINISH: usize = 8;
+}
+
+/// Every buffer one solve reads or writes.
+pub struct BufferSet {
+    pub b: CudaSlice<u8>,
+    pub x: CudaSlice<u8>,
+    /// CG and MG-PCG: r, p0, p1, q; MG-PCG also z (empty slices otherwise).
+    pub cg: Vec<CudaSlice<u8>>,
+    /// `(x, b)` of levels 1.. of the hierarchy.
+    pub levels: Vec<(CudaSlice<u8>, CudaSlice<u8>)>,
+    /// Per-iteration slots: res (max+2), pq (max+2), rz (max+2), as f64.
+    pub scalars: CudaSlice<f64>,
+    /// done, iterations, converged, spare.
+    pub flags: CudaSlice<i32>,
+}
+
+/// One CUDA case of a solver in storage type `T`.
+pub struct DeviceSolver<T: Storage> {
+    pub session: CudaSession,
+    functions: Vec<CudaFunction>,
+    pub method: Method,
+    pub dims: Dims,
+    pub settings: Settings,
+    hierarchy: Option<Hierarchy>,
+    coarse_inv: Option<CudaSlice<u8>>,
+    coarse_n: usize,
+    pub sets: Vec<BufferSet>,
+    cursor: usize,
+    last: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+/// Raw bytes of a slice of plain numbers.
+pub fn as_bytes<V: Copy>(v: &[V]) -> &[u8] {
+    // SAFETY: f16/f32/f64/i32 are plain-old-data with no padding; u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+fn grid_stride(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS) as u32, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// `cg_direction`'s grid and its planes per thread: at most about [`MAX_BLOCKS`] blocks, at
+/// least 4 planes per thread.
+pub fn stencil_grid(d: Dims) -> (LaunchConfig, i32) {
+    let bx = d.nx.div_ceil(STENCIL_BLOCK.0 as usize);
+    let by = d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
+    let zch = (d.nz * bx * by)
+        .div_ceil(MAX_BLOCKS)
+        .max(4)
+        .min(d.nz.max(1));
+    let cfg = LaunchConfig {
+        grid_dim: (bx as u32, by as u32, d.nz.div_ceil(zch) as u32),
+        block_dim: (STENCIL_BLOCK.0, STENCIL_BLOCK.1, 1),
+        shared_mem_bytes: 0,
+    };
+    (cfg, zch as i32)
+}
+
+impl<T: Storage> DeviceSolver<T> {
+    /// Attaches to the host's stream, compiles the program for the device and allocates one
+    /// buffer set holding `b`.
+    pub fn new(
+        handles: &CudaHandles,
+        method: Method,
+        dims: Dims,
+        settings: Settings,
+        b: &[f64],
+    ) -> Result<Self, PluginError> {
+        let session = CudaSession::attach(handles)?;
+        let module = session.compile("poisson", &program::source(T::CUDA_CODE))?;
+        let functions = program::FUNCTIONS
+            .iter()
+            .map(|name| session.function(&module, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let hierarchy = if method.uses_multigrid() {
+            Some(Hierarchy::build(dims)?)
+        } else {
+            None
+        };
+        let (coarse_inv, coarse_n) = match &hierarchy {
+            Some(h) => {
+                let inv = DenseInverse::new(h.coarsest());
+                let bytes: Vec<u8> = if T::CUDA_CODE == 2 {
+                    as_bytes(&inv.inv).to_vec()
+                } else {
+                    let f: Vec<f32> = inv.inv.iter().map(|&v| v as f32).collect();
+                    as_bytes(&f).to_vec()
+                };
+                let slice = session.stream.clone_htod(&bytes).map_err(cuda_error)?;
+                (Some(slice), inv.n)
+            }
+            None => (None, 0),
+        };
+        let mut solver = Self {
+            session,
+            functions,
+            method,
+            dims,
+            settings,
+            hierarchy,
+            coarse_inv,
+            coarse_n,
+            sets: Vec::new(),
+            cursor: 0,
+            last: 0,
+            _t: std::marker::PhantomData,
+        };
+        let set = solver.alloc_set()?;
+        solver.sets.push(set);
+        solver.upload(b)?;
+        solver.poison()?;
+        Ok(solver)
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.session.stream
+    }
+
+    fn scalar_len(&self) -> usize {
+        self.settings.max_iterations + 2
+    }
+
+    /// Bytes of one buffer set.
+    pub fn set_bytes(&self) -> usize {
+        let e = std::mem::size_of::<T>();
+        let n = self.dims.len();
+        let vectors = 2 + self.cg_vectors();
+        let levels = self.hierarchy.as_ref().map_or(0, |h| h.total_points() - n);
+        (vectors * n + 2 * levels) * e + 3 * self.scalar_len() * 8 + 16
+    }
+
+    fn cg_vectors(&self) -> usize {
+        match self.method {
+            Method::Cg => 4,
+            Method::Mg => 0,
+            Method::MgPcg => 5,
+        }
+    }
+
+    fn alloc_set(&self) -> Result<BufferSet, PluginError> {
+        let s = &self.session.stream;
+        let e = std::mem::size_of::<T>();
+        let n = self.dims.len();
+        let vec = |len: usize| s.alloc_zeros::<u8>(len * e).map_err(cuda_error);
+        let levels = match &self.hierarchy {
+            Some(h) => h.levels[1..]
+                .iter()
+                .map(|l| Ok((vec(l.dims.len())?, vec(l.dims.len())?)))
+                .collect::<Result<Vec<_>, PluginError>>()?,
+            None => Vec::new(),
+        };
+        Ok(BufferSet {
+            b: vec(n)?,
+            x: vec(n)?,
+            cg: (0..self.cg_vectors())
+                .map(|_| vec(n))
+                .collect::<Result<_, _>>()?,
+            levels,
+            scalars: s
+                .alloc_zeros::<f64>(3 * self.scalar_len())
+                .map_err(cuda_error)?,
+            flags: s.alloc_zeros::<i32>(4).map_err(cuda_error)?,
+        })
+    }
+
+    /// Copies `b` into set 0 (storage precision).
+    pub fn upload(&mut self, b: &[f64]) -> Result<(), PluginError> {
+        let v: Vec<T> = crate::real::from_f64_vec(b);
+        let s = self.session.stream.clone();
+        s.memcpy_htod(as_bytes(&v), &mut self.sets[0].b)
+            .map_err(cuda_error)?;
+        s.synchronize().map_err(cuda_error)
+    }
+
+    /// Fills every vector of set 0 but `b` with NaN, so a value a kernel reads before writing,
+    /// or never writes, shows up in verification; the next `run` uses set 0.
+    pub fn poison(&mut self) -> Result<(), PluginError> {
+        let s = self.session.stream.clone();
+        let set = &mut self.sets[0];
+        let mut targets: Vec<&mut CudaSlice<u8>> = vec![&mut set.x];
+        targets.extend(set.cg.iter_mut());
+        for (x, b) in &mut set.levels {
+            targets.push(x);
+            targets.push(b);
+        }
+        for t in targets {
+            let nan = vec![T::POISON; t.len() / std::mem::size_of::<T>()];
+            s.memcpy_htod(as_bytes(&nan), t).map_err(cuda_error)?;
+        }
+        s.synchronize().map_err(cuda_error)?;
+        self.cursor = 0;
+        Ok(())
+    }
+
+    /// Enqueues one solve on the next buffer set.
+    pub fn run(&mut self) -> Result<(), PluginError> {
+        let i = self.cursor;
+        self.enqueue(i)?;
+        self.last = i;
+        self.cursor = (i + 1) % self.sets.len();
+        Ok(())
+    }
+
+    /// Uses up to `sets` buffer sets (limited to 80 % of free device memory); returns how many.
+    pub fn rotate(&mut self, sets: u32) -> Result<u32, PluginError> {
+        let want = (sets.max(1) as usize).min(64);
+        let (free, _) = self.session.ctx.mem_get_info().map_err(cuda_error)?;
+        let fit = 1 + (free as f64 * 0.8 / self.set_bytes() as f64) as usize;
+        let target = want.min(fit).max(self.sets.len().min(want).max(1));
+        self.sets.truncate(target.max(1));
+        while self.sets.len() < target {
+            let mut set = self.alloc_set()?;
+            let s = self.session.stream.clone();
+            s.memcpy_dtod(&self.sets[0].b, &mut set.b)
+                .map_err(cuda_error)?;
+            self.sets.push(set);
+        }
+        self.session.stream.synchronize().map_err(cuda_error)?;
+        self.cursor = 0;
+        Ok(self.sets.len() as u32)
+    }
+
+    /// The solution and the report of the last solve on set `set` (the caller synchronized).
+    pub fn result(&self, set: usize) -> Result<(Vec<f64>, Report), PluginError> {
+        let s = &self.session.stream;
+        let buf = &self.sets[set];
+        let bytes = s.clone_dtoh(&buf.x).map_err(cuda_error)?;
+        let flags = s.clone_dtoh(&buf.flags).map_err(cuda_error)?;
+        let scalars = s.clone_dtoh(&buf.scalars).map_err(cuda_error)?;
+        s.synchronize().map_err(cuda_error)?;
+        let e = std::mem::size_of::<T>();
+        let x = bytes
+            .chunks_exact(e)
+            .map(|c| {
+                let mut v = T::ZERO;
+                // SAFETY: `c` has exactly size_of::<T>() bytes and every bit pattern is a
+                // valid float of T.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(c.as_ptr(), (&raw mut v).cast::<u8>(), e);
+                }
+                v.to_f64()
+            })
+            .collect();
+        if flags[0] != 1 {
+            return Err(PluginError::other(format!(
+                "the solve on buffer set {set} did not finish (flags {flags:?}): was run() called and the stream synchronized?"
+            )));
+        }
+        let iterations = usize::try_from(flags[1]).unwrap_or(usize::MAX);
+        if iterations > self.settings.max_iterations {
+            return Err(PluginError::other(format!(
+                "the device reports {iterations} iterations, more than max_iterations {}",
+                self.settings.max_iterations
+            )));
+        }
+        let report = Report {
+            iterations,
+            relres: relative(scalars[iterations], scalars[0]),
+            converged: flags[2] == 1,
+        };
+        Ok((x, report))
+    }
+
+    /// The set the last `run` used.
+    pub fn last_set(&self) -> usize {
+        self.last
+    }
+
+    fn launch(&self, func: usize, cfg: LaunchConfig, args: &[Arg]) -> Result<(), PluginError> {
+        let mut b = self.session.stream.launch_builder(&self.functions[func]);
+        for a in args {
+            match a {
+                Arg::P(v) => b.arg(v),
+                Arg::I(v) => b.arg(v),
+                Arg::L(v) => b.arg(v),
+                Arg::D(v) => b.arg(v),
+            };
+        }
+        // SAFETY: argument lists match the kernels' signatures in cuda/poisson.cu (checked by
+        // the GPU self-check); every pointer is a live allocation of this case sized for the
+        // dims passed with it.
+        unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+
+    fn enqueue(&self, set_index: usize) -> Result<(), PluginError> {
+        let stream = self.session.stream.clone();
+        let set = &self.sets[set_index];
+        let ptr = |s: &CudaSlice<u8>| s.device_ptr(&stream).0;
+        let (sc, _) = set.scalars.device_ptr(&stream);
+        let (fl, _) = set.flags.device_ptr(&stream);
+        let m = self.scalar_len() as u64 * 8;
+        let (res, pq, rz) = (sc, sc + m, sc + 2 * m);
+        let tol2 = self.settings.tolerance * self.settings.tolerance;
+        let ctl = |k: usize, check: bool| {
+            [
+                Arg::P(fl),
+                Arg::P(res),
+                Arg::I(k as i32),
+                Arg::I(i32::from(check)),
+                Arg::D(tol2),
+            ]
+        };
+        let with = |k: usize, check: bool, rest: &[Arg]| -> Vec<Arg> {
+            let mut v = ctl(k, check).to_vec();
+            v.extend_from_slice(rest);
+            v
+        };
+        // The slot memsets are the only non-kernel nodes; both are capturable.
+        memset_zero(&stream, sc, 3 * self.scalar_len() * 8)?;
+        memset_zero(&stream, fl, 16)?;
+        let d = self.dims;
+        let n = d.len() as i64;
+        let (x, b) = (ptr(&set.x), ptr(&set.b));
+        let cg: Vec<u64> = set.cg.iter().map(ptr).collect();
+        let r = cg.first().copied().unwrap_or(0);
+        self.launch(
+            f::INIT,
+            grid_stride(d.len()),
+            &with(
+                0,
+                false,
+                &[Arg::P(b), Arg::P(x), Arg::P(r), Arg::P(res), Arg::L(n)],
+            ),
+        )?;
+        let (sgrid, zch) = stencil_grid(d);
+        let dims3 = [
+            Arg::I(d.nx as i32),
+            Arg::I(d.ny as i32),
+            Arg::I(d.nz as i32),
+        ];
+        for k in 0..self.settings.max_iterations {
+            match self.method {
+                Method::Mg => {
+                    self.vcycle(set, &with, 0, x, b, false, k, true, None)?;
+                    let mut a = vec![Arg::P(x), Arg::P(b), Arg::P(res)];
+                    a.extend_from_slice(&dims3);
+                    self.launch(f::RESIDUAL_NORM, grid_stride(d.len()), &with(k, false, &a))?;
+                }
+                Method::Cg | Method::MgPcg => {
+                    let pcg = self.method == Method::MgPcg;
+                    let (p0, p1, q) = (cg[1], cg[2], cg[3]);
+                    let (p_new, p_old) = if k % 2 == 0 { (p0, p1) } else { (p1, p0) };
+                    let (src, rho) = if pcg {
+                        let z = cg[4];
+                        self.vcycle(set, &with, 0, z, r, true, k, true, Some(rz))?;
+                        (z, rz)
+                    } else {
+                        (r, res)
+                    };
+                    let mut a = vec![
+                        Arg::P(src),
+                        Arg::P(p_old),
+                        Arg::P(p_new),
+                        Arg::P(q),
+                        Arg::P(rho),
+                        Arg::I(i32::from(k == 0)),
+                        Arg::P(pq),
+                    ];
+                    a.extend_from_slice(&dims3);
+                    a.push(Arg::I(zch));
+                    self.launch(f::CG_DIRECTION, sgrid, &with(k, !pcg, &a))?;
+                    self.launch(
+                        f::CG_UPDATE,
+                        grid_stride(d.len()),
+                        &with(
+                            k,
+                            false,
+                            &[
+                                Arg::P(x),
+                                Arg::P(r),
+                                Arg::P(p_new),
+                                Arg::P(q),
+                                Arg::P(rho),
+                                Arg::P(pq),
+                                Arg::P(res),
+                                Arg::L(n),
+                            ],
+                        ),
+                    )?;
+                }
+            }
+        }
+        self.launch(
+            f::FINISH,
+            LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            },
+            &[
+                Arg::P(fl),
+                Arg::P(res),
+                Arg::I(self.settings.max_iterations as i32),
+                Arg::D(tol2),
+            ],
+        )
+    }
+
+    /// Enqueues one V-cycle on level `l` for `A_l x = b` (device pointers). `check`: its first
+    /// kernel applies the stopping test of iteration `k`. `dot`: its last kernel adds `b . x`
+    /// into `dot[k]`.
+    #[allow(clippy::too_many_arguments)]
+    fn vcycle(
+        &self,
+        set: &BufferSet,
+        with: WithCtl<'_>,
+        l: usize,
+        x: u64,
+        b: u64,
+        zero_init: bool,
+        k: usize,
+        check: bool,
+        dot: Option<u64>,
+    ) -> Result<(), PluginError> {
+        let h = self.hierarchy.as_ref().expect("multigrid method");
+        let level = h.levels[l];
+        let d = level.dims;
+        let dot_args = [Arg::P(dot.unwrap_or(0)), Arg::I(k as i32)];
+        let Some(coarse) = h.levels.get(l + 1) else {
+            let inv = self.coarse_inv.as_ref().expect("multigrid method");
+            let (inv, _) = inv.device_ptr(&self.session.stream);
+            let mut a = vec![
+                Arg::P(inv),
+                Arg::P(b),
+                Arg::P(x),
+                Arg::I(self.coarse_n as i32),
+            ];
+            a.extend_from_slice(&dot_args);
+            return self.launch(
+                f::COARSE,
+                LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (BLOCK, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+                &with(k, check, &a),
+            );
+        };
+        let pairs = d.nx.div_ceil(2) * d.ny * d.nz;
+        let dims3 = [
+            Arg::I(d.nx as i32),
+            Arg::I(d.ny as i32),
+            Arg::I(d.nz as i32),
+        ];
+        let sweep = |check: bool, color: i32, zero: bool, dot: Option<u64>| {
+            let mut a = vec![Arg::P(x), Arg::P(b)];
+            a.extend_from_slice(&dims3);
+            a.extend_from_slice(&[
+                Arg::D(level.ghost),
+                Arg::I(color),
+                Arg::I(i32::from(zero)),
+                Arg::P(dot.unwrap_or(0)),
+                Arg::I(k as i32),
+            ]);
+            self.launch(f::RBGS, grid_stride(pairs), &with(k, check, &a))
+        };
+        let sweeps = self.settings.sweeps;
+        for s in 0..sweeps {
+            sweep(check && s == 0, 0, zero_init && s == 0, None)?;
+            sweep(false, 1, false, None)?;
+        }
+        let (xc, bc) = &set.levels[l];
+        let stream = &self.session.stream;
+        let (xc, bc) = (xc.device_ptr(stream).0, bc.device_ptr(stream).0);
+        let mut a = vec![Arg::P(x), Arg::P(b), Arg::P(bc)];
+        a.extend_from_slice(&dims3);
+        a.push(Arg::D(level.ghost));
+        self.launch(
+            f::RESTRICT,
+            grid_stride(coarse.dims.len()),
+            &with(k, false, &a),
+        )?;
+        self.vcycle(set, with, l + 1, xc, bc, true, k, false, None)?;
+        let mut a = vec![Arg::P(xc), Arg::P(x)];
+        a.extend_from_slice(&dims3);
+        a.push(Arg::D(coarse.ghost));
+        self.launch(f::PROLONG, grid_stride(d.len()), &with(k, false, &a))?;
+        for s in 0..sweeps {
+            sweep(false, 1, false, None)?;
+            sweep(false, 0, false, if s + 1 == sweeps { dot } else { None })?;
+        }
+        Ok(())
+    }
+}
+
+/// `cuMemsetD8Async(ptr, 0, bytes)` on `stream` (capturable).
+fn memset_zero(stream: &CudaStream, ptr: u64, bytes: usize) -> Result<(), PluginError> {
+    // SAFETY: `ptr` is the start of a live allocation of at least `bytes` bytes of this case.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0, bytes, stream.cu_stream()) }
+        .map_err(cuda_error)
+}

@@ -1,0 +1,93 @@
+//! Driving a kernel outside the host: parameters from the declared defaults with overrides, setup
+//! requests, and the check cycle the host runs (fresh inputs, poisoned outputs, run, verify).
+//! The tests, the GPU self-check and its example share it.
+
+use abi_stable::std_types::ROption;
+use apex_plugin_api::{
+    Backend, CudaHandles, Kernel, ParamValue, Params, PluginError, Precision, SetupRequest,
+    Tolerance,
+};
+
+use crate::{
+    case::{Config, PoissonCase, PoissonKernel},
+    real::Storage,
+    solve::Method,
+    verdict::Verdict,
+};
+
+/// The kernel's declared defaults, with `overrides` replacing or adding values.
+pub fn params(kernel: &dyn Kernel, overrides: &[(&str, ParamValue)]) -> Params {
+    let mut p = Params::default();
+    for spec in kernel.descriptor().params.iter() {
+        let value = overrides
+            .iter()
+            .find(|(name, _)| *name == spec.name.as_str())
+            .map_or_else(|| spec.default.clone(), |(_, v)| v.clone());
+        p.push(spec.name.as_str(), value);
+    }
+    p
+}
+
+pub fn request(
+    params: Params,
+    backend: Backend,
+    precision: Precision,
+    seed: u64,
+    cuda: Option<CudaHandles>,
+) -> SetupRequest {
+    SetupRequest {
+        params,
+        backend,
+        precision,
+        seed,
+        cuda: cuda.map_or(ROption::RNone, ROption::RSome),
+    }
+}
+
+/// `grid_size` as a parameter value.
+pub fn grid(nx: i64, ny: i64, nz: i64) -> ParamValue {
+    ParamValue::Shape([nx, ny, nz].into_iter().collect())
+}
+
+/// A typed case (the `Instance` the kernel would box), so callers can read its verdict.
+pub fn typed_case<T: Storage>(
+    method: Method,
+    overrides: &[(&str, ParamValue)],
+    backend: Backend,
+    seed: u64,
+    cuda: Option<CudaHandles>,
+) -> Result<PoissonCase<T>, PluginError> {
+    let kernel = PoissonKernel(method);
+    let p = params(&kernel, overrides);
+    let config = Config::parse(method, &p)?;
+    let precision = if T::NAME == "fp16" {
+        Precision::Fp16
+    } else {
+        Precision::Fp32
+    };
+    PoissonCase::<T>::new(config, &request(p, backend, precision, seed, cuda))
+}
+
+/// One check as the host runs it: new inputs from `seed`, poisoned outputs, one call, `sync`,
+/// then the verdict.
+pub fn check<T: Storage>(
+    case: &mut PoissonCase<T>,
+    seed: u64,
+    tolerance: &Tolerance,
+    sync: &dyn Fn() -> Result<(), PluginError>,
+) -> Result<Verdict, PluginError> {
+    use apex_plugin_api::Instance;
+    case.prepare_check(seed)?;
+    case.run()?;
+    sync()?;
+    case.verdict(tolerance)
+}
+
+/// A readable parameter list: `grid_size=64x64x64 max_iterations=50`.
+pub fn describe(overrides: &[(&str, ParamValue)]) -> String {
+    overrides
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
