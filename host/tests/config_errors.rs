@@ -305,12 +305,13 @@ fn error_in_second_entry_of_a_list() {
 }
 
 #[test]
-fn nested_list_in_problem_size() {
+fn a_shape_given_to_a_scalar_parameter() {
+    // A list inside a sweep is a shape value; `tile_size` is declared as an integer.
     expect(
         "kernel: tile_ops.tile_pack\nproblem_size:\n  tile_size: [[8, 16]]\n",
         "3:15",
         "problem_size.tile_size[0]",
-        "expected an integer, number, boolean or string",
+        "expected an integer (`tile_size` of `tile_ops.tile_pack` defaults to 8), found [8,16]",
     );
 }
 
