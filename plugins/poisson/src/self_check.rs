@@ -122,15 +122,20 @@ fn one<T: Storage>(
     Ok((verdicts, reference))
 }
 
+/// The relative residual fp16 solves stop at: above fp16's rounding floor (about 1e-3), and
+/// close enough that the solution is within the fp16 tolerance of u*.
+pub const FP16_TOLERANCE: f64 = 3e-3;
+
 /// Runs the self-check on `handles`; `sync` waits for the handles' stream.
 pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
     let mut lines = Vec::new();
     for (method, g, max, tol, converges) in variants() {
         let sweeps = method.uses_multigrid().then_some(2);
-        // fp16 storage cannot reach 1e-5: multigrid is checked at 1e-2 (its error is then about
-        // 1e-2, within the fp16 tolerance). CG at a 1e-2 residual is still far from u* (error
-        // about 1 at 64^3: it stops after 7 iterations), and capped cases would converge at 1e-2,
-        // so fp16 runs only the converging multigrid variants.
+        // fp16 storage cannot reach 1e-5 (its rounding floor is a relative residual of about
+        // 1e-3): multigrid is checked at 3e-3, two V-cycles. At 1e-2 one V-cycle stops with an
+        // error against u* of about 0.16, outside the fp16 tolerance (H100, 2026-11-22). CG at
+        // such residuals is still far from u*, and capped cases would converge, so fp16 runs only
+        // the converging multigrid variants.
         let storages: &[&str] = if converges && method.uses_multigrid() {
             &["fp32", "fp64", "fp16"]
         } else {
@@ -138,7 +143,7 @@ pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> 
         };
         for &storage in storages {
             let tol_s = if storage == "fp16" {
-                tol.max(1e-2)
+                tol.max(FP16_TOLERANCE)
             } else {
                 tol
             };
