@@ -589,3 +589,24 @@ mod no_panic {
         }
     }
 }
+
+#[test]
+fn a_skip_condition_comparing_across_types_is_an_error_not_a_skip() {
+    // Issue 11, finding 1: this used to skip every case, and the run said ok.
+    expect(
+        &rule("cuda.device_count < \\\"two\\\""),
+        "5:12",
+        "skip_conditions[0].check",
+        "cannot compare number with string",
+    );
+}
+
+#[test]
+fn a_skip_condition_reading_an_undeclared_parameter_is_an_error() {
+    expect(
+        &rule("param.levels > 2"),
+        "5:12",
+        "skip_conditions[0].check",
+        "not declared by kernel `tile_ops.tile_pack`",
+    );
+}

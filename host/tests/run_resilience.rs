@@ -102,6 +102,42 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
 }
 
 #[test]
+fn a_skip_condition_that_cannot_be_evaluated_stops_the_run_with_exit_3() {
+    // Issue 11, finding 1: every case used to be skipped (`skip_condition_error`) and the run
+    // exited 0, so a CI gate over such a config measured nothing and passed.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("20-cuda.yaml"),
+        "kernel: example.saxpy\nskip_conditions:\n  - reason: r\n    check: \"cuda.device_count < \\\"two\\\"\"\n",
+    )
+    .unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = apex(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--quick",
+        "--filter",
+        "example.*",
+        "--config-dir",
+        dir.path().to_str().unwrap(),
+        "--output-dir",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("20-cuda.yaml:4:"),
+        "file and line named: {err}"
+    );
+    assert!(err.contains("cannot compare number with string"), "{err}");
+    assert!(
+        !out_dir.path().join("summary.json").exists(),
+        "nothing ran, nothing was written"
+    );
+}
+
+#[test]
 fn a_config_error_stops_the_run_with_a_located_message_and_exit_3() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -23,7 +23,7 @@ use super::suite::SuiteConfig;
 use super::sweep;
 use super::tolerance;
 use crate::model::{KernelInfo, ParamMap, ProtocolSettings};
-use crate::skip::SkipRule;
+use crate::skip::{SkipRule, Ty};
 use apex_plugin_api::{Backend, Precision, Tolerance};
 use serde_json::Value;
 
@@ -331,8 +331,41 @@ fn resolve_skip(
     prov: &mut Vec<Provenance>,
 ) -> Vec<SkipRule> {
     let mut out = Vec::new();
+    let param_type = |name: &str| {
+        kernel
+            .params
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| Ty::of_json(&d.default))
+    };
     for e in entries {
         for rule in &e.skip {
+            let declared = rule
+                .rule
+                .check
+                .params()
+                .iter()
+                .all(|p| kernel.params.iter().any(|d| d.name == *p));
+            if !e.exact && !declared {
+                // A rule of a glob entry reads `param.NAME`: it applies to the kernels that have
+                // that parameter, as the entry's `problem_size` keys do (`check` rejects a name
+                // that none of them declares).
+                continue;
+            }
+            if declared && let Err(t) = rule.rule.check.check_types(&param_type) {
+                errors.push(ConfigError::new(
+                    rule.check_loc.clone(),
+                    format!("{}.check", rule.path),
+                    ConfigErrorKind::InvalidValue(format!(
+                        "the condition cannot be evaluated for `{}`: {} (column {} of `{}`)",
+                        kernel.id,
+                        t.message,
+                        t.column,
+                        rule.rule.check.text()
+                    )),
+                    t.hint,
+                ));
+            }
             if e.exact {
                 for p in rule.rule.check.params() {
                     if !kernel.params.iter().any(|d| d.name == p) {

@@ -2,7 +2,9 @@
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::config::{CliOverrides, ConfigErrors, ResolvedCase, SuiteConfig};
+use crate::config::{
+    CliOverrides, ConfigError, ConfigErrorKind, ConfigErrors, Loc, ResolvedCase, SuiteConfig,
+};
 use crate::discovery::Registry;
 use crate::facts::Facts;
 use crate::model::{CaseKey, KernelInfo};
@@ -47,6 +49,23 @@ impl Filter {
     }
 }
 
+/// A check that failed to evaluate (the load-time type check makes this unreachable in practice;
+/// it is still a config error, never a skip), located at the rule.
+fn evaluation_error(rule: &skip::SkipRule, e: &skip::EvalError) -> ConfigError {
+    let mut parts = rule.source.rsplitn(3, ':');
+    let column = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    let file = std::sync::Arc::new(std::path::PathBuf::from(
+        parts.next().unwrap_or(&rule.source),
+    ));
+    ConfigError::new(
+        Loc { file, line, column },
+        "skip_conditions.check",
+        ConfigErrorKind::InvalidValue(e.to_string()),
+        "fix the condition: a check that cannot be evaluated never skips a case",
+    )
+}
+
 /// Expands every loaded kernel into cases. A config error anywhere stops planning (nothing runs).
 pub fn build(
     registry: &Registry,
@@ -80,8 +99,16 @@ pub fn build(
                 precision: resolved.precision,
                 params: resolved.params.clone(),
             };
-            let skip = skip::implicit_reason(resolved.backend, facts)
-                .or_else(|| skip::evaluate(&resolved.skip, facts, &ctx));
+            let skip = match skip::implicit_reason(resolved.backend, facts) {
+                Some(reason) => Some(reason),
+                None => match skip::evaluate(&resolved.skip, facts, &ctx) {
+                    Ok(reason) => reason,
+                    Err((rule, e)) => {
+                        errors.push(evaluation_error(rule, &e));
+                        continue;
+                    }
+                },
+            };
             plan.cases.push(PlannedCase {
                 key,
                 kernel: kernel.clone(),

@@ -5,6 +5,7 @@
 use super::ast::{CmpOp, Fact, Node};
 use super::errors::{EvalError, ParseError};
 use super::parser::parse;
+use super::types::{Ty, TypeError};
 use super::value::Value;
 use crate::facts::Facts;
 use crate::model::ParamMap;
@@ -50,6 +51,12 @@ impl Expr {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Checks the expression's types for one kernel (`types.rs`); `param` gives the type of each
+    /// `param.NAME` the kernel declares. Passing means evaluation cannot fail.
+    pub fn check_types(&self, param: &dyn Fn(&str) -> Option<Ty>) -> Result<(), TypeError> {
+        super::types::type_of(&self.root, param).map(|_| ())
     }
 
     /// The truthiness of the expression's value (see `value.rs` for the rules).

@@ -15,10 +15,12 @@ mod expr;
 mod lexer;
 mod parser;
 mod rule;
+mod types;
 mod value;
 
 pub use ast::{FIXED_FACTS, Fact};
 pub use errors::{EvalError, ParseError};
 pub use expr::{CaseContext, Expr};
-pub use rule::{RuleOutcome, SkipRule, evaluate, evaluate_strict, explain, implicit_reason};
+pub use rule::{RuleOutcome, SkipRule, evaluate, explain, implicit_reason};
+pub use types::{Ty, TypeError};
 pub use value::Value;

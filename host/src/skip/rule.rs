@@ -45,28 +45,16 @@ pub enum RuleOutcome {
 
 /// The reason of the first applicable rule whose check is true, or `None` to run the case.
 ///
-/// A check that cannot be evaluated (a type error such as `os < 3` that parsing cannot catch)
-/// skips the case with a `skip_condition_error: ...` reason naming the rule's source: running a case
-/// whose skip condition is broken could crash a machine the rule was written to protect.
-pub fn evaluate(rules: &[SkipRule], facts: &Facts, ctx: &CaseContext) -> Option<String> {
-    for rule in rules.iter().filter(|r| r.applies_to(ctx)) {
-        match rule.check.eval(facts, ctx) {
-            Ok(true) => return Some(rule.reason.clone()),
-            Ok(false) => {}
-            Err(e) => return Some(format!("skip_condition_error: {}: {e}", rule.source)),
-        }
-    }
-    None
-}
-
-/// Like [`evaluate`], but an evaluation error is returned instead of skipping.
-pub fn evaluate_strict(
-    rules: &[SkipRule],
+/// A check that cannot be evaluated is returned with its rule, never turned into a skip: the
+/// caller reports it as a config error (and the load-time type check, `types.rs`, rejects every
+/// such condition before this runs).
+pub fn evaluate<'r>(
+    rules: &'r [SkipRule],
     facts: &Facts,
     ctx: &CaseContext,
-) -> Result<Option<String>, EvalError> {
+) -> Result<Option<String>, (&'r SkipRule, EvalError)> {
     for rule in rules.iter().filter(|r| r.applies_to(ctx)) {
-        if rule.check.eval(facts, ctx)? {
+        if rule.check.eval(facts, ctx).map_err(|e| (rule, e))? {
             return Ok(Some(rule.reason.clone()));
         }
     }
@@ -161,10 +149,10 @@ mod tests {
         )];
         let cpu = Facts::cpu_only();
         assert_eq!(
-            evaluate(&rules, &cpu, &ctx(Backend::Cuda)).as_deref(),
-            Some("CUDA not available")
+            evaluate(&rules, &cpu, &ctx(Backend::Cuda)),
+            Ok(Some("CUDA not available".to_string()))
         );
-        assert_eq!(evaluate(&rules, &cpu, &ctx(Backend::Cpu)), None);
+        assert_eq!(evaluate(&rules, &cpu, &ctx(Backend::Cpu)), Ok(None));
         assert_eq!(
             explain(&rules, &cpu, &ctx(Backend::Cpu)),
             vec![RuleOutcome::NotApplicable]
@@ -172,14 +160,11 @@ mod tests {
     }
 
     #[test]
-    fn broken_check_skips_with_its_source() {
+    fn a_broken_check_is_returned_with_its_rule_never_a_skip() {
         let rules = [rule(None, "never", "os < 3")];
-        let why = evaluate(&rules, &Facts::cpu_only(), &ctx(Backend::Cpu)).unwrap();
-        assert!(
-            why.starts_with("skip_condition_error: bench.yaml:3:5: "),
-            "{why}"
-        );
-        assert!(evaluate_strict(&rules, &Facts::cpu_only(), &ctx(Backend::Cpu)).is_err());
+        let (broken, e) = evaluate(&rules, &Facts::cpu_only(), &ctx(Backend::Cpu)).unwrap_err();
+        assert_eq!(broken.source, "bench.yaml:3:5");
+        assert!(e.message.contains("cannot compare"), "{e}");
     }
 
     #[test]

@@ -143,6 +143,11 @@ impl fmt::Display for Value {
     }
 }
 
+/// Whether `s` reads as a dotted version (`"12.4"`, `"13"`), which orders against numbers.
+pub(crate) fn is_version(s: &str) -> bool {
+    version(s).is_some()
+}
+
 /// `"13.0"` → `[13, 0]`; `None` unless the string is dot-separated decimal integers.
 fn version(s: &str) -> Option<Vec<u64>> {
     if s.is_empty() {
