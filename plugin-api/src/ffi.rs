@@ -6,7 +6,7 @@
 use abi_stable::{
     sabi_extern_fn, sabi_trait,
     sabi_trait::TD_Opaque,
-    std_types::{RBox, RErr, ROk, RResult, RVec},
+    std_types::{RBox, RErr, ROk, RResult, RString, RVec},
 };
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -38,6 +38,10 @@ pub trait FfiInstance: Send {
 
     /// Appended in ABI 2: DRAM-cold batch buffers ([`Instance::rotate`]).
     fn rotate(&mut self, sets: u32) -> RResult<u32, PluginError>;
+
+    /// Appended in ABI 2: the kernel's sentence on a failed verification
+    /// ([`Instance::verify_note`]).
+    fn verify_note(&self) -> RString;
 }
 
 pub type FfiKernelBox = FfiKernel_TO<'static, RBox<()>>;
@@ -123,6 +127,12 @@ impl FfiInstance for InstanceAdapter {
     }
     fn rotate(&mut self, sets: u32) -> RResult<u32, PluginError> {
         guard(|| self.0.rotate(sets))
+    }
+    fn verify_note(&self) -> RString {
+        // The note is optional: a panic while writing it leaves it empty.
+        guard(|| Ok(self.0.verify_note()))
+            .unwrap_or_default()
+            .into()
     }
 }
 

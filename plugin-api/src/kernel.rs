@@ -42,4 +42,12 @@ pub trait Instance: Send {
         let _ = sets;
         Ok(1)
     }
+
+    /// Why the last [`verify`](Self::verify) failed, in the kernel's own words, when the numbers
+    /// of [`Accuracy`] do not say it (a solver that stopped at its iteration cap: "did not
+    /// converge: 50 iterations, relative residual 2.4e-4 > tolerance 1e-5"). The host puts it
+    /// first in the case's reason. Empty (the default) when there is nothing to add.
+    fn verify_note(&self) -> String {
+        String::new()
+    }
 }

@@ -198,7 +198,11 @@ fn accuracy_reason(a: &crate::model::AccuracyBlock) -> String {
     if parts.is_empty() {
         parts.push("the kernel's check reported a failure".into());
     }
-    format!("output outside tolerance: {}", parts.join("; "))
+    let numbers = format!("output outside tolerance: {}", parts.join("; "));
+    match &a.note {
+        Some(note) => format!("{note}; {numbers}"),
+        None => numbers,
+    }
 }
 
 #[cfg(test)]

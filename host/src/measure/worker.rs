@@ -161,8 +161,15 @@ pub fn check_accuracy(
         RResult::ROk(a) => a,
         RResult::RErr(e) => return Err(WorkerError(format!("verify failed: {}", e.message))),
     };
+    let passed = acc.within(tolerance);
+    let note = if passed {
+        None
+    } else {
+        Some(instance.verify_note().into_string()).filter(|n| !n.is_empty())
+    };
     Ok(AccuracyBlock {
-        passed: acc.within(tolerance),
+        passed,
+        note,
         elements: acc.elements,
         rmse: acc.rmse,
         max_abs_error: acc.max_abs_error,

@@ -135,6 +135,10 @@ pub struct AccuracyBlock {
     pub mismatch_ratio: f64,
     pub non_finite: u64,
     pub tolerance: BTreeMap<String, f64>,
+    /// The kernel's own sentence on a failed check (`Instance::verify_note`), e.g. a solver
+    /// that did not converge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// NVML energy and clocks over the measurement window (CUDA only).

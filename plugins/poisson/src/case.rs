@@ -169,6 +169,8 @@ pub struct PoissonCase<T: Storage> {
     pub setup_report: Report,
     /// The CPU path's report of its last solve.
     last: Option<Report>,
+    /// Why the last verification failed (`Instance::verify_note`).
+    last_failure: Option<String>,
 }
 
 impl<T: Storage> PoissonCase<T> {
@@ -212,6 +214,7 @@ impl<T: Storage> PoissonCase<T> {
                 converged: false,
             },
             last: None,
+            last_failure: None,
         };
         // One untimed solve: its iteration count is the cost model's (the same seed gives the
         // same problem, so every timed call repeats it); on CUDA it also proves the kernels run.
@@ -414,7 +417,13 @@ impl<T: Storage> Instance for PoissonCase<T> {
     }
 
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
-        Ok(self.verdict(tolerance)?.accuracy)
+        let verdict = self.verdict(tolerance)?;
+        self.last_failure = verdict.failure.clone();
+        Ok(verdict.accuracy)
+    }
+
+    fn verify_note(&self) -> String {
+        self.last_failure.clone().unwrap_or_default()
     }
 
     fn rotate(&mut self, sets: u32) -> Result<u32, PluginError> {
