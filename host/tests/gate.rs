@@ -56,6 +56,7 @@ fn accuracy(passed: bool) -> AccuracyBlock {
         max_rel_error: if passed { 1e-4 } else { 1.0 },
         mismatch_ratio: if passed { 0.0 } else { 0.25 },
         non_finite: 0,
+        note: None,
         tolerance: BTreeMap::from([("rmse".to_string(), 1e-3)]),
     }
 }

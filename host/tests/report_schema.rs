@@ -94,6 +94,7 @@ fn accuracy(passed: bool) -> AccuracyBlock {
             ("rmse".into(), 1e-3),
             ("max_mismatch_ratio".into(), 0.0),
         ]),
+        note: None,
     }
 }
 

@@ -238,6 +238,7 @@ mod tests {
                 mismatch_ratio: if passed { 0.0 } else { 1.0 },
                 non_finite: 0,
                 tolerance: crate::model::tolerance_map(&apex_plugin_api::Tolerance::EXACT),
+                note: None,
             }),
             work: Some(WorkBlock {
                 bytes_read: 1000,

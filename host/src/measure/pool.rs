@@ -89,6 +89,7 @@ mod tests {
                 mismatch_ratio: 0.0,
                 non_finite: 0,
                 tolerance: Default::default(),
+                note: None,
             }),
             peak_rss_mb: Some(samples.len() as f64),
             ..WorkerReply::default()

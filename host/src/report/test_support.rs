@@ -131,6 +131,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             mismatch_ratio: 0.0,
             non_finite: 0,
             tolerance: BTreeMap::from([("atol".into(), 1e-3), ("rtol".into(), 1e-2)]),
+            note: None,
         }),
         resources,
         protocol: Some(ProtocolInfo {
