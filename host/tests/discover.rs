@@ -102,3 +102,54 @@ fn json_discover_has_plugins_failures_facts_and_kernels() {
         "provenance is listed"
     );
 }
+
+/// Issue 11 item 2: a `tile_ops.*` sweep of `tile_size` and `kmax` gives FusionGate (which has no
+/// tiles) no such parameter and no duplicate case, and `discover --verbose` says what it ignored.
+#[test]
+fn a_glob_sweep_gives_each_kernel_only_the_parameters_it_declares() {
+    let out = apex(&["discover", "--json"]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(&out)).expect("discover --json is JSON");
+    let kernel = |id: &str| {
+        doc["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not discovered"))
+            .clone()
+    };
+    let gate = kernel("tile_ops.fusion_gate");
+    let axes = gate["axes"].as_object().unwrap();
+    assert!(
+        !axes.contains_key("tile_size") && !axes.contains_key("kmax"),
+        "{axes:?}"
+    );
+    let ignored: Vec<&str> = gate["ignored_params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        ignored
+            .iter()
+            .any(|l| l.starts_with("tile_size=[8,16,32] from ") && l.contains("bench.yaml:")),
+        "{ignored:?}"
+    );
+    // Its cases are the distinct (backend, precision, map) combinations of the plugin's sweeps:
+    // the fixed profile (cpu+cuda × fp16+fp32 at 128², 4) and the CUDA-only large profile
+    // (fp16+fp32 at 256², 2), where each sweep of tiles or K used to add copies.
+    assert_eq!(gate["cases"], 6, "{gate}");
+    let pack = kernel("tile_ops.tile_pack");
+    assert!(pack["ignored_params"].as_array().unwrap().is_empty());
+
+    let text = stdout(&apex(&["discover", "--verbose"]));
+    assert!(
+        text.lines()
+            .any(|l| l.contains("ignored tile_size=[8,16,32] from ")
+                && l.contains("(not a parameter of this kernel)")),
+        "{text}"
+    );
+}

@@ -139,6 +139,7 @@ fn kernel_view(kernel: &KernelInfo, config: &SuiteConfig, facts: &Facts) -> serd
         "cases": cases.as_ref().map_or(0, Vec::len),
         "axes": axes,
         "config": config.sources_for(&kernel.id).iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "ignored_params": config.ignored_for(kernel).iter().map(ToString::to_string).collect::<Vec<_>>(),
         "skip_conditions": skips,
         "config_error": errors,
     })
@@ -219,6 +220,13 @@ fn render(reg: &Registry, kernels: &[serde_json::Value], facts: &Facts, verbose:
                         .unwrap_or_else(|| c.to_string())
                 );
             }
+        }
+        for i in k["ignored_params"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "      ignored {} (not a parameter of this kernel)",
+                s(i)
+            );
         }
         if let Some(skips) = k["skip_conditions"].as_array() {
             for r in skips {

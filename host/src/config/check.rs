@@ -1,6 +1,7 @@
 //! Whole-suite checks that need the discovered kernels: entries whose `kernel` glob matches no
 //! kernel ([`SuiteConfig::unmatched`]), names that no matched kernel declares, and every kernel's
-//! resolution ([`SuiteConfig::check`]); plus [`SuiteConfig::sources_for`] for `discover --verbose`.
+//! resolution ([`SuiteConfig::check`]); plus [`SuiteConfig::sources_for`] and
+//! [`SuiteConfig::ignored_for`] for `discover --verbose`.
 
 use super::entry::Entry;
 use super::errors::{ConfigError, ConfigErrorKind, ConfigErrors};
@@ -141,6 +142,33 @@ impl SuiteConfig {
             }
         }
         errors.into_result(())
+    }
+
+    /// The `problem_size` keys of glob entries matching `kernel` that it does not declare, each
+    /// with where it was written (`tile_size=[8,16,32] from plugins/tile_ops/bench.yaml:26:5`):
+    /// a glob entry gives each kernel only the parameters it declares (`discover --verbose`
+    /// lists the rest, so a user sees why a sweep did not multiply a kernel's cases).
+    pub fn ignored_for(&self, kernel: &KernelInfo) -> Vec<Provenance> {
+        let mut out = Vec::new();
+        for e in self.matching(&kernel.id).filter(|e| !e.exact) {
+            for p in &e.problem_size {
+                if kernel.params.iter().any(|d| d.name == p.name) {
+                    continue;
+                }
+                let vals: Vec<Value> = p.values.iter().map(|v| v.value.clone()).collect();
+                let shown = if p.is_list {
+                    Value::Array(vals).to_string()
+                } else {
+                    vals[0].to_string()
+                };
+                out.push(Provenance {
+                    key: p.name.clone(),
+                    value: shown,
+                    source: Source::File(p.key_loc.clone()),
+                });
+            }
+        }
+        out
     }
 
     /// Every value the config files set for `kernel_id`, in precedence order (later entries

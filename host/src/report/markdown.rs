@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use super::case_view::{counts_line, headline_timing, leaderboard, throttled, with_status};
 use super::findings::analyze;
 use super::fmt::{NA, err, ms, opt_ms, opt_pct, opt_sig, pct_of_ratio, si, sig};
+use super::param_columns::ParamColumns;
 use super::table::Table;
 use super::throughput::unit_rate;
 use crate::model::{CaseResult, CaseStatus, RunSummary};
@@ -221,6 +222,7 @@ fn leaderboard_section(s: &RunSummary, md: &mut String) {
         md.push_str("No case was measured.\n\n");
         return;
     }
+    let columns = ParamColumns::of(board.iter().map(|c| &c.key));
     let mut t = Table::new(&[
         ">#",
         "kernel",
@@ -258,7 +260,7 @@ fn leaderboard_section(s: &RunSummary, md: &mut String) {
             c.key.kernel.clone(),
             c.key.backend.clone(),
             c.key.precision.clone(),
-            c.key.params_label(),
+            columns.label(&c.key),
             c.headline.clone().unwrap_or_else(|| NA.into()),
             opt_ms(c.p50_ms),
             opt_ms(c.p95_ms),
@@ -273,6 +275,14 @@ fn leaderboard_section(s: &RunSummary, md: &mut String) {
     }
     md.push_str(&t.markdown());
     md.push('\n');
+    let fixed = columns.fixed_lines();
+    if !fixed.is_empty() {
+        md.push_str(
+            "The params column shows what varies; parameters with one value in every case of a \
+             kernel (case ids in `summary.json` carry all of them):\n\n",
+        );
+        bullets(&fixed, "", md);
+    }
 }
 
 fn modes_section(s: &RunSummary, md: &mut String) {

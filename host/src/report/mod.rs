@@ -13,7 +13,7 @@
 //!   back what a killed run finished).
 //! - [`OutputLock`]: the advisory lock that gives an output directory one writer at a time.
 //! - [`render_summary_markdown`]: `summary.md`, with findings derived from the data
-//!   ([`findings::analyze`]).
+//!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]).
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
 //!
 //! JSON Schemas of every file: `docs/schemas/`.
@@ -27,6 +27,7 @@ pub mod findings;
 pub mod fmt;
 pub mod lock;
 mod markdown;
+mod param_columns;
 pub mod paths;
 pub mod progress;
 mod table;

@@ -24,6 +24,6 @@ mod shape;
 
 pub use element::Element;
 pub use selection::IdPattern;
-pub use shape::TileShape;
+pub use shape::{MapShape, TileShape};
 
 apex_plugin_api::export_plugin!();

@@ -29,8 +29,17 @@ impl<T: crate::Element> Inputs<T> {
 /// The descriptor every tile op starts from: CPU and CUDA, fp32/fp16/bf16, graph-capturable (every
 /// `run` only enqueues), and the shape parameters of [`crate::TileShape`].
 pub fn base_descriptor(id: &str, description: &str) -> KernelDescriptor {
+    descriptor_with(id, description, crate::TileShape::param_specs())
+}
+
+/// The common descriptor with the given shape parameters (FusionGate: the map's only).
+pub fn descriptor_with(
+    id: &str,
+    description: &str,
+    shape_params: impl IntoIterator<Item = apex_plugin_api::ParamSpec>,
+) -> KernelDescriptor {
     use apex_plugin_api::Backend;
-    crate::TileShape::param_specs().into_iter().fold(
+    shape_params.into_iter().fold(
         KernelDescriptor::new(id, description)
             .backends(&[Backend::Cpu, Backend::Cuda])
             .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])

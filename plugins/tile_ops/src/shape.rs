@@ -1,5 +1,5 @@
-//! [`TileShape`]: the validated map and tile-grid geometry shared by every op, and the parameter
-//! declarations that describe it.
+//! [`TileShape`]: the validated map and tile-grid geometry shared by the tiled ops; [`MapShape`]:
+//! the map alone, for an op without tiles; and the parameter declarations that describe them.
 
 use apex_plugin_api::{ParamSpec, Params, PluginError};
 
@@ -14,17 +14,90 @@ pub struct TileShape {
     pub kmax: usize,
 }
 
-impl TileShape {
-    /// The shape parameters every tile op declares, with the fixed-profile defaults.
-    pub fn param_specs() -> [ParamSpec; 6] {
+/// `F[B,C,H,W]` alone: the geometry of an op that works per pixel and has no tile grid
+/// (FusionGate), so that its cases carry no tile parameter it would not use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapShape {
+    pub batch: usize,
+    pub channels: usize,
+    pub height: usize,
+    pub width: usize,
+}
+
+impl MapShape {
+    /// The map parameters, with the fixed-profile defaults.
+    pub fn param_specs() -> [ParamSpec; 4] {
         [
             ParamSpec::int("batch", 1, "batch size B"),
             ParamSpec::int("channels", 128, "channels C"),
-            ParamSpec::int("height", 128, "map height H (a multiple of tile_size)"),
-            ParamSpec::int("width", 128, "map width W (a multiple of tile_size)"),
-            ParamSpec::int("tile_size", 8, "tile edge t in pixels (2..=64)"),
-            ParamSpec::int("kmax", 32, "selection slots K per batch row"),
+            ParamSpec::int(
+                "height",
+                128,
+                "map height H (tiled ops: a multiple of tile_size)",
+            ),
+            ParamSpec::int(
+                "width",
+                128,
+                "map width W (tiled ops: a multiple of tile_size)",
+            ),
         ]
+    }
+
+    pub fn from_params(params: &Params) -> Result<Self, PluginError> {
+        let shape = Self {
+            batch: params.usize("batch")?,
+            channels: params.usize("channels")?,
+            height: params.usize("height")?,
+            width: params.usize("width")?,
+        };
+        for (name, v) in [
+            ("batch", shape.batch),
+            ("channels", shape.channels),
+            ("height", shape.height),
+            ("width", shape.width),
+        ] {
+            if v == 0 {
+                return Err(PluginError::invalid(format!(
+                    "{name} = 0 (hint: set {name} >= 1)"
+                )));
+            }
+        }
+        // Device indexing uses 32-bit element counts per tensor (with 64-bit byte offsets).
+        if shape.map_len() >= (1usize << 31) {
+            return Err(PluginError::invalid(format!(
+                "a map of {} elements exceeds the 2^31 limit (hint: reduce batch, channels or the map size)",
+                shape.map_len()
+            )));
+        }
+        Ok(shape)
+    }
+
+    /// Elements of one feature map `[B,C,H,W]`.
+    pub fn map_len(&self) -> usize {
+        self.batch * self.channels * self.height * self.width
+    }
+    /// Elements of one proxy / alpha map `[B,1,H,W]`.
+    pub fn pixels(&self) -> usize {
+        self.batch * self.height * self.width
+    }
+}
+
+impl TileShape {
+    /// The shape parameters every tiled op declares (the map's, then the tile grid's), with the
+    /// fixed-profile defaults.
+    pub fn param_specs() -> Vec<ParamSpec> {
+        let mut specs = MapShape::param_specs().to_vec();
+        specs.push(ParamSpec::int(
+            "tile_size",
+            8,
+            "tile edge t in pixels (2..=64)",
+        ));
+        specs.push(ParamSpec::int(
+            "kmax",
+            32,
+            "selection slots K per batch row",
+        ));
+        specs
     }
 
     pub fn from_params(params: &Params) -> Result<Self, PluginError> {

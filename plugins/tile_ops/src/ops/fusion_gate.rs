@@ -10,7 +10,7 @@ use apex_plugin_api::{
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::{
-    Element, TileShape,
+    Element, MapShape,
     device::{BLOCK, DeviceState},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
@@ -19,11 +19,11 @@ use crate::{
 
 const SOURCE: &str = include_str!("../cuda/fusion_gate.cu");
 
-/// A validated FusionGate case. `tile_size` and `kmax` are accepted for a uniform parameter set
-/// (the fixed profile names them) but the op does not use them.
+/// A validated FusionGate case. It works per pixel, so it declares the map's parameters only:
+/// a `tile_ops.*` sweep of `tile_size` or `kmax` does not multiply its cases.
 #[derive(Debug, Clone)]
 pub struct FusionGate {
-    pub shape: TileShape,
+    pub shape: MapShape,
     /// `softplus(boundary_log_weight)`, `softplus(uncertainty_log_weight)`, `bias`.
     pub wb: f64,
     pub wu: f64,
@@ -49,9 +49,10 @@ fn clean(v: f64) -> f64 {
 
 impl TileOp for FusionGate {
     fn descriptor() -> KernelDescriptor {
-        let d = crate::op::base_descriptor(
+        let d = crate::op::descriptor_with(
             "tile_ops.fusion_gate",
             "alpha = sigmoid(softplus(wb)*boundary + softplus(wu)*uncertainty + bias); fused = base + alpha*(heavy - base)",
+            MapShape::param_specs(),
         );
         d.param(ParamSpec::float(
             "boundary_log_weight",
@@ -67,7 +68,7 @@ impl TileOp for FusionGate {
     }
 
     fn plan(params: &Params) -> Result<Self, PluginError> {
-        let shape = TileShape::from_params(params)?;
+        let shape = MapShape::from_params(params)?;
         if shape.batch > 65_535 {
             return Err(PluginError::invalid(format!(
                 "batch = {} exceeds 65535 (hint: use a smaller batch)",
