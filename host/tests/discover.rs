@@ -153,3 +153,30 @@ fn a_glob_sweep_gives_each_kernel_only_the_parameters_it_declares() {
         "{text}"
     );
 }
+
+/// Issue 11 item 3 on the real binary: the poisson plugin's bench.yaml writes the seed's
+/// `grid_size: [64, 64, 64]`, which is one 3-D grid (a shape value), not a sweep of three sizes.
+#[test]
+fn the_seeds_grid_size_list_is_one_shape() {
+    let out = apex(&["discover", "--json"]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(&out)).expect("discover --json is JSON");
+    let mg = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == "poisson.mg")
+        .expect("poisson.mg discovered");
+    let grids = mg["axes"]["grid_size"]
+        .as_array()
+        .expect("a grid_size axis");
+    assert!(
+        grids.contains(&serde_json::json!([64, 64, 64])),
+        "{grids:?}"
+    );
+    assert!(
+        grids.iter().all(|g| g.is_array()),
+        "every grid_size value is a shape: {grids:?}"
+    );
+}
