@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use apex_plugin_api::{
     Accuracy, Backend, Instance, Kernel, KernelDescriptor, PluginError, Precision, SetupRequest,
-    Tolerance, Work, compare_outputs,
+    Tolerance, Work,
 };
 use half::{bf16, f16};
 
@@ -144,7 +144,10 @@ impl<O: TileOp, T: Element> Instance for OpCase<O, T> {
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
         self.fetch_outputs()?;
         let reference = self.op.reference(&self.inputs);
-        let output: Vec<f64> = self.outputs.iter().flatten().map(|v| v.to_f64()).collect();
-        Ok(compare_outputs(&output, &reference, tolerance))
+        Ok(crate::compare::compare_chunked(
+            &self.outputs,
+            &reference,
+            tolerance,
+        ))
     }
 }

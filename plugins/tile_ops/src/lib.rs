@@ -11,6 +11,7 @@
 //! TileUnpack are resolved by the key `(level - min_level) << order_bits + k`, highest key wins.
 
 pub mod case;
+mod compare;
 pub mod cpu_par;
 pub mod device;
 mod element;

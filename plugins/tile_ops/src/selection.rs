@@ -8,23 +8,42 @@ use apex_plugin_api::PluginError;
 
 use crate::TileShape;
 
-/// SplitMix64: tiny, seedable, and identical on every platform.
+/// SplitMix64: tiny, seedable, and identical on every platform. It is counter-based (the `i`-th
+/// draw is a function of the state and `i`), so a long run of draws can be filled in parallel
+/// ([`uniform`]) with exactly the values, and the state after, of drawing them one by one.
 pub struct Rng(u64);
+
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn unit_of(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
 
 impl Rng {
     pub fn new(seed: u64, stream: u64) -> Self {
         Self(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03))
     }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
+    }
+    /// The value the `i`-th next call (0-based) of [`Rng::next_u64`] would return.
+    fn peek(&self, i: u64) -> u64 {
+        mix(self.0.wrapping_add(i.wrapping_add(1).wrapping_mul(GAMMA)))
+    }
+    /// Advances past `n` draws.
+    fn skip(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n.wrapping_mul(GAMMA));
     }
     /// Uniform in `[0, 1)` with 53 random bits.
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        unit_of(self.next_u64())
     }
     /// Uniform in `[0, n)`.
     pub fn below(&mut self, n: usize) -> usize {
@@ -141,16 +160,41 @@ pub fn origins(shape: &TileShape, ids: &[i32], offgrid: bool) -> Vec<i32> {
     out
 }
 
-/// Values uniform in `[lo, hi)`.
+/// Values uniform in `[lo, hi)`: the next `len` draws of `rng` (filled in parallel chunks, the
+/// same values and the same `rng` state after as drawing them in order).
 pub fn uniform<T: crate::Element>(len: usize, lo: f64, hi: f64, rng: &mut Rng) -> Vec<T> {
-    (0..len)
-        .map(|_| T::from_f64(lo + (hi - lo) * rng.unit()))
-        .collect()
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    let mut out = vec![T::ZERO; len];
+    let from = &*rng;
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            for (j, v) in chunk.iter_mut().enumerate() {
+                let i = (c * CHUNK + j) as u64;
+                *v = T::from_f64(lo + (hi - lo) * unit_of(from.peek(i)));
+            }
+        });
+    rng.skip(len as u64);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parallel_uniform_draws_what_sequential_draws_would() {
+        let len = (1 << 16) * 3 + 77;
+        let mut a = Rng::new(42, 7);
+        let mut b = Rng::new(42, 7);
+        let par: Vec<f32> = uniform(len, -2.0, 2.0, &mut a);
+        let seq: Vec<f32> = (0..len)
+            .map(|_| <f32 as crate::Element>::from_f64(-2.0 + 4.0 * b.unit()))
+            .collect();
+        assert_eq!(par, seq);
+        assert_eq!(a.next_u64(), b.next_u64(), "the state after is the same");
+    }
 
     fn shape(k: usize) -> TileShape {
         TileShape {

@@ -211,8 +211,10 @@ impl TileOp for FusionGate {
         let [base, heavy, boundary, uncertainty] = &inputs.data[..] else {
             unreachable!("four inputs")
         };
+        // Plane by plane on rayon's pool (the large profile has 134 M elements per map).
+        use rayon::prelude::*;
         let alpha: Vec<f64> = boundary
-            .iter()
+            .par_iter()
             .zip(uncertainty)
             .map(|(&b, &u)| {
                 let z = self.wb * clean(b.to_f64()) + self.wu * clean(u.to_f64()) + self.bias;
@@ -220,14 +222,21 @@ impl TileOp for FusionGate {
             })
             .collect();
         let hw = s.height * s.width;
-        let mut out = Vec::with_capacity(s.map_len() + s.pixels());
-        for (i, (&x, &h)) in base.iter().zip(heavy).enumerate() {
-            let b = i / (s.channels * hw);
-            let a = alpha[b * hw + i % hw];
-            let (x, h) = (x.to_f64(), h.to_f64());
-            out.push(x + a * (h - x));
-        }
-        out.extend_from_slice(&alpha);
+        let mut out = vec![0.0f64; s.map_len() + s.pixels()];
+        let (fused, alpha_out) = out.split_at_mut(s.map_len());
+        fused
+            .par_chunks_mut(hw)
+            .enumerate()
+            .for_each(|(plane, dst)| {
+                let b = plane / s.channels;
+                let a = &alpha[b * hw..(b + 1) * hw];
+                let at = plane * hw;
+                for (p, d) in dst.iter_mut().enumerate() {
+                    let (x, h) = (base[at + p].to_f64(), heavy[at + p].to_f64());
+                    *d = x + a[p] * (h - x);
+                }
+            });
+        alpha_out.copy_from_slice(&alpha);
         out
     }
 
