@@ -131,23 +131,31 @@ impl TileOp for FusedStage {
         let s = &self.shape;
         let (f, ids) = (&inputs.data[0], &inputs.ints[0]);
         let [vs, vb, gs, gb] = self.coef.map(f64::from);
-        let mut out: Vec<f64> = f.iter().map(|v| v.to_f64()).collect();
-        for (slot, &id) in ids.iter().enumerate() {
-            if !s.is_valid_id(id) {
-                continue;
+        use rayon::prelude::*;
+        let plane = s.channels * s.height * s.width;
+        let mut out = vec![0.0f64; f.len()];
+        // One batch row per task (the large profile has 8).
+        out.par_chunks_mut(plane).enumerate().for_each(|(b, out)| {
+            let f = &f[b * plane..(b + 1) * plane];
+            for (o, v) in out.iter_mut().zip(f) {
+                *o = v.to_f64();
             }
-            let b = slot / s.kmax;
-            let (y0, x0) = s.origin(id as usize);
-            for c in 0..s.channels {
-                for i in 0..s.tile {
-                    for j in 0..s.tile {
-                        let o = ((b * s.channels + c) * s.height + y0 + i) * s.width + x0 + j;
-                        let x = f[o].to_f64();
-                        out[o] = (vs * x + vb) * (gs * x + gb).max(0.0);
+            for &id in &ids[b * s.kmax..(b + 1) * s.kmax] {
+                if !s.is_valid_id(id) {
+                    continue;
+                }
+                let (y0, x0) = s.origin(id as usize);
+                for c in 0..s.channels {
+                    for i in 0..s.tile {
+                        for j in 0..s.tile {
+                            let o = (c * s.height + y0 + i) * s.width + x0 + j;
+                            let x = f[o].to_f64();
+                            out[o] = (vs * x + vb) * (gs * x + gb).max(0.0);
+                        }
                     }
                 }
             }
-        }
+        });
         out
     }
 

@@ -197,9 +197,12 @@ pub fn pack_cpu<T: Element>(s: &TileShape, f: &[T], ids: &[i32], p: &mut [T], pa
 
 /// The f64 reference gather, written from the definition.
 pub fn pack_reference<T: Element>(s: &TileShape, f: &[T], ids: &[i32]) -> Vec<f64> {
+    use rayon::prelude::*;
     let t = s.tile;
+    let per_batch = s.kmax * s.channels * t * t;
     let mut p = vec![0.0; s.tiles_len()];
-    for b in 0..s.batch {
+    // One batch row per task (the large profile has 8).
+    p.par_chunks_mut(per_batch).enumerate().for_each(|(b, p)| {
         for k in 0..s.kmax {
             let id = ids[b * s.kmax + k];
             if !s.is_valid_id(id) {
@@ -210,12 +213,12 @@ pub fn pack_reference<T: Element>(s: &TileShape, f: &[T], ids: &[i32]) -> Vec<f6
                 for i in 0..t {
                     for j in 0..t {
                         let src = ((b * s.channels + c) * s.height + y0 + i) * s.width + x0 + j;
-                        p[(((b * s.kmax + k) * s.channels + c) * t + i) * t + j] = f[src].to_f64();
+                        p[((k * s.channels + c) * t + i) * t + j] = f[src].to_f64();
                     }
                 }
             }
         }
-    }
+    });
     p
 }
 

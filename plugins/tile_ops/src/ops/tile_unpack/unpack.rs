@@ -206,10 +206,16 @@ impl TileOp for TileUnpack {
         let s = &self.shape;
         let (base, p) = (&inputs.data[0], &inputs.data[1]);
         let (ids, lv, org) = (&inputs.ints[0], &inputs.ints[1], &inputs.ints[2]);
-        let mut out: Vec<f64> = base.iter().map(|v| v.to_f64()).collect();
+        use rayon::prelude::*;
         let t = s.tile;
         let bits = order_bits(s.kmax);
-        for b in 0..s.batch {
+        let plane = s.channels * s.height * s.width;
+        let mut out = vec![0.0f64; base.len()];
+        // One batch row per task (the large profile has 8); slots only write their own row.
+        out.par_chunks_mut(plane).enumerate().for_each(|(b, out)| {
+            for (o, v) in out.iter_mut().zip(&base[b * plane..(b + 1) * plane]) {
+                *o = v.to_f64();
+            }
             let row = b * s.kmax..(b + 1) * s.kmax;
             let min_level = row
                 .clone()
@@ -234,7 +240,7 @@ impl TileOp for TileUnpack {
                 for c in 0..s.channels {
                     for i in 0..rows {
                         for j in 0..cols {
-                            let o = ((b * s.channels + c) * s.height + y0 + i) * s.width + x0 + j;
+                            let o = (c * s.height + y0 + i) * s.width + x0 + j;
                             let x = p[((slot * s.channels + c) * t + i) * t + j].to_f64();
                             out[o] = match self.mode {
                                 UnpackMode::Override => x,
@@ -247,7 +253,7 @@ impl TileOp for TileUnpack {
                     }
                 }
             }
-        }
+        });
         out
     }
 
