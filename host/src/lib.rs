@@ -20,6 +20,7 @@ pub mod discovery;
 pub mod facts;
 pub mod interrupt;
 pub mod measure;
+pub mod merge;
 pub mod model;
 pub mod plan;
 pub mod report;

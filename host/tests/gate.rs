@@ -73,6 +73,7 @@ fn run(cases: Vec<CaseResult>) -> RunSummary {
         counts: BTreeMap::new(),
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
         time_accounting: None,
+        plan: None,
     }
 }
 

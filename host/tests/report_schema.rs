@@ -189,6 +189,7 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
             launch_floor_us: cuda.then_some(3.1),
         }),
         key,
+        ran_on: Default::default(),
     }
 }
 
@@ -242,6 +243,7 @@ fn summary(env: Value) -> RunSummary {
         status: RunSummary::status_of(&cases).into(),
         counts,
         time_accounting: Some(apex_host::model::TimeAccounting::of(4.0, &cases)),
+        plan: None,
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
     }
 }

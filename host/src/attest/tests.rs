@@ -138,6 +138,7 @@ fn synthetic_run() -> RunSummary {
         counts: BTreeMap::from([("ok".into(), 1), ("skipped".into(), 1), ("total".into(), 2)]),
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
         time_accounting: None,
+        plan: None,
     }
 }
 

@@ -28,9 +28,14 @@ pub enum Command {
     Calibrate(super::calibrate::CalibrateArgs),
     /// Release attestation and replay manifest over a run's artifacts.
     Attest(super::attest::AttestArgs),
+    /// Join the reports of `--partition` shards (or of any runs of one plan) into one report.
+    Merge(super::merge::MergeArgs),
     /// Internal: run one case in this process (the host re-executes itself).
     #[command(name = "__worker", hide = true)]
     Worker(super::worker::WorkerArgs),
+    /// Internal: can this process use GPU N? (the multi-GPU pool's health probe)
+    #[command(name = "__probe-device", hide = true)]
+    ProbeDevice(super::probe::ProbeArgs),
 }
 
 /// Parses the command line, runs the subcommand, maps the outcome to an exit code.
@@ -55,7 +60,9 @@ pub fn main() -> std::process::ExitCode {
         Command::Report(args) => super::report::exec_to_code(&args),
         Command::Calibrate(args) => super::calibrate::exec_to_code(&args),
         Command::Attest(args) => super::attest::exec_to_code(&args),
+        Command::Merge(args) => super::merge::exec(&args),
         Command::Worker(args) => super::worker::exec(&args),
+        Command::ProbeDevice(args) => super::probe::exec(&args),
     };
     exit(code)
 }

@@ -12,6 +12,8 @@ mod discovery_opts;
 pub mod exit_codes;
 mod gate;
 mod lock;
+mod merge;
+mod probe;
 mod report;
 mod run;
 mod worker;

@@ -208,6 +208,7 @@ mod tests {
             counts: Default::default(),
             benchmarks: Default::default(),
             time_accounting: None,
+            plan: None,
         };
         crate::report::to_sorted_json(&s).unwrap()
     }

@@ -18,11 +18,12 @@ use super::exit_codes::ApexExitCode;
 use crate::config::CliOverrides;
 use crate::interrupt::Interrupt;
 use crate::measure::{AssembleContext, ScheduleContext, ScheduleEvent, run_plan};
+use crate::measure::{DeviceSlot, allowed_cpus, split_cpus};
 use crate::model::{
     CaseKey, CaseResult, CaseStatus, RunSummary, STATUS_INTERRUPTED, SUITE_NAME,
     SUMMARY_SCHEMA_VERSION,
 };
-use crate::plan::{Filter, Plan};
+use crate::plan::{Filter, Partition, PartitionSpec, Plan, PlanIdentity};
 use crate::report::{self, Progress, RunWriter};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -76,13 +77,54 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
     /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "devices")]
     pub device: u32,
+    /// Run CUDA cases on several GPUs at once, one case per GPU at a time: `all`, or ordinals
+    /// (`0,1`). CPU cases run before the GPU cases, never beside them.
+    #[arg(long, value_name = "all|N,N,…", value_parser = parse_devices)]
+    pub devices: Option<DeviceSelection>,
+    /// Run only this machine's shard of the plan: `hash:M/N` (stable when cases are added),
+    /// `slice:M/N` (round robin in plan order) or `auto` (from Slurm, Kubernetes, Bazel,
+    /// Buildkite or APEX_SHARD_INDEX/APEX_SHARD_COUNT). `apex-host merge` joins the shards.
+    #[arg(long, value_name = "SPEC", env = "APEX_PARTITION", value_parser = parse_partition)]
+    pub partition: Option<PartitionSpec>,
+    /// The number of shards, for `--partition auto` inside a Kubernetes Indexed Job (the Job's
+    /// `completions`).
+    #[arg(long, value_name = "N")]
+    pub partition_total: Option<u32>,
     /// Print each case's details as it finishes.
     #[arg(long, short)]
     pub verbose: bool,
     #[command(flatten)]
     pub discovery: DiscoveryOpts,
+}
+
+/// `--devices`: every visible GPU, or the listed ordinals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceSelection {
+    All,
+    List(Vec<u32>),
+}
+
+fn parse_devices(s: &str) -> Result<DeviceSelection, String> {
+    if s == "all" {
+        return Ok(DeviceSelection::All);
+    }
+    let mut list = Vec::new();
+    for part in s.split(',') {
+        let n: u32 = part.trim().parse().map_err(|_| {
+            format!("`{part}` is not a device ordinal (expected `all` or a list such as `0,1`)")
+        })?;
+        if list.contains(&n) {
+            return Err(format!("device {n} is listed twice"));
+        }
+        list.push(n);
+    }
+    Ok(DeviceSelection::List(list))
+}
+
+fn parse_partition(s: &str) -> Result<PartitionSpec, String> {
+    PartitionSpec::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_backend(s: &str) -> Result<Backend, String> {
@@ -143,10 +185,45 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
             format!("--filter: {e} (hint: globs look like `tile_ops.*`)"),
         )
     })?;
-    let plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
+    let mut plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
         .map_err(config_error)?;
+    let identity = PlanIdentity::of(plan.cases.iter().map(|c| c.key.id()).collect());
+    let partition = match &args.partition {
+        Some(spec) => {
+            let p = spec
+                .resolve(|k| std::env::var(k).ok(), args.partition_total)
+                .map_err(|e| (ApexExitCode::USAGE, format!("--partition: {e}")))?;
+            p.apply(&mut plan);
+            Some(p)
+        }
+        None => None,
+    };
+    let devices = device_ordinals(args, &facts)?;
+    let mut suite_files = registry.bench_files();
+    suite_files.extend(suite_yaml_files(
+        &args.discovery.suite_dir(opts.root.as_deref()),
+    ));
 
-    let baseline = super::gate::load_baseline(args, opts.root.as_deref(), &facts)?;
+    let mut baseline = super::gate::load_baseline(args, opts.root.as_deref(), &facts)?;
+    if let (Some(b), Some(p)) = (baseline.as_mut(), &partition) {
+        // A shard is gated on its own cases; the merged report is gated on all of them.
+        let mine: std::collections::BTreeSet<String> =
+            plan.cases.iter().map(|c| c.key.id()).collect();
+        let others: std::collections::BTreeSet<&String> = identity
+            .case_ids
+            .iter()
+            .filter(|id| !mine.contains(*id))
+            .collect();
+        b.metrics.retain(|metric, _| {
+            crate::compare::split_metric(metric)
+                .is_none_or(|(case, _)| !others.contains(&case.to_string()))
+        });
+        notice(&format!(
+            "--partition {}: the gate checks this shard's {} case(s); gate the merged report for the whole plan",
+            p.label(),
+            mine.len()
+        ));
+    }
     if interrupt.is_requested() {
         return Err((
             ApexExitCode::INTERRUPTED,
@@ -167,13 +244,34 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let mut writer = RunWriter::begin(&args.output_dir, &run_id).map_err(internal)?;
     let exe = std::env::current_exe()
         .map_err(|e| internal(format!("cannot locate apex-host itself: {e}")))?;
-    let device = device_context(&exe, &plan, args, writer.partial_dir(), interrupt);
+    let contexts = device_contexts(&exe, &plan, &devices, writer.partial_dir(), interrupt);
     let ctx = AssembleContext {
         seed: args.seed,
         save_samples: args.save_samples,
-        copy_bandwidth_gbps: device.copy_bandwidth_gbps,
-        l2_line_gbps: device.l2_line_gbps,
+        copy_bandwidth_gbps: None,
+        l2_line_gbps: None,
     };
+    let shares = split_cpus(
+        &allowed_cpus(),
+        if contexts.len() > 1 {
+            contexts.len()
+        } else {
+            0
+        },
+    );
+    let slots: Vec<DeviceSlot> = contexts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| DeviceSlot {
+            ordinal: d.ordinal,
+            assemble: AssembleContext {
+                copy_bandwidth_gbps: d.copy_bandwidth_gbps,
+                l2_line_gbps: d.l2_line_gbps,
+                ..ctx
+            },
+            cpus: shares.get(i).cloned().unwrap_or_default(),
+        })
+        .collect();
 
     let mut progress = Progress::new(plan.cases.len(), args.verbose);
     let scratch = writer.partial_dir().to_path_buf();
@@ -181,8 +279,8 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         exe: &exe,
         scratch: &scratch,
         seed: args.seed,
-        device: args.device,
         assemble: ctx,
+        devices: slots,
         interrupt,
     };
     let measuring_since = std::time::Instant::now();
@@ -193,6 +291,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
                 writer.record(result)?;
                 progress.case_finished(result);
             }
+            ScheduleEvent::DeviceOut { ordinal, reason } => progress.device_out(ordinal, reason),
         }
         Ok::<(), report::WriteError>(())
     })
@@ -223,14 +322,30 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         ));
     }
 
+    let first = contexts.first();
     let env = report::env::collect(serde_json::json!({
         "facts": facts,
-        "cuda_device": device.info,
-        "copy_bandwidth_gbps": device.copy_bandwidth_gbps,
-        "l2_line_gbps": device.l2_line_gbps,
+        "cuda_device": first.map_or(serde_json::Value::Null, |d| d.info.clone()),
+        "copy_bandwidth_gbps": first.and_then(|d| d.copy_bandwidth_gbps),
+        "l2_line_gbps": first.and_then(|d| d.l2_line_gbps),
+        "cuda_devices": contexts.iter().map(|d| serde_json::json!({
+            "ordinal": d.ordinal,
+            "device": d.info,
+            "copy_bandwidth_gbps": d.copy_bandwidth_gbps,
+            "l2_line_gbps": d.l2_line_gbps,
+            "cpus": slots_cpus(&shares, d.ordinal, &contexts),
+            "taken_out": ran.devices_out.iter().find(|(o, _)| *o == d.ordinal).map(|(_, r)| r),
+        })).collect::<Vec<_>>(),
         "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),
     }));
     let mut summary = summarize(args, &env, ran.results, &ran.not_run);
+    summary.plan = Some(plan_record(
+        &summary.config,
+        &suite_files,
+        identity,
+        partition.as_ref(),
+        plan.cases.len(),
+    ));
     summary.time_accounting = Some(crate::model::TimeAccounting::of(
         wall_s,
         summary.benchmarks.values(),
@@ -356,44 +471,98 @@ fn summarize(
             "timeout_s": args.timeout,
             "save_samples": args.save_samples,
             "device": args.device,
+            "devices": args.devices.as_ref().map(|d| match d {
+                DeviceSelection::All => serde_json::json!("all"),
+                DeviceSelection::List(l) => serde_json::json!(l),
+            }),
         }),
         status,
         counts,
         benchmarks: results.into_iter().map(|r| (r.id.clone(), r)).collect(),
         time_accounting: None,
+        plan: None,
     }
 }
 
-/// What the run knows about the CUDA device: its facts for env.json and its measured copy
-/// bandwidth for `% of peak`. Measured once, in a subprocess (`apex-host calibrate
-/// --bandwidth-only`), only when the plan has CUDA cases to run, so the host itself never holds
-/// a CUDA context.
+/// What the run knows about one CUDA device: its facts for env.json and its measured copy
+/// bandwidth for `% of peak`. Measured in a subprocess (`apex-host calibrate --bandwidth-only`),
+/// one per GPU and concurrently, only when the plan has CUDA cases to run, so the host itself
+/// never holds a CUDA context.
 struct DeviceContext {
+    ordinal: u32,
     info: serde_json::Value,
     copy_bandwidth_gbps: Option<f64>,
     l2_line_gbps: Option<f64>,
 }
 
-fn device_context(
+/// The GPUs the run uses: `--devices` (every visible one for `all`) or `--device`.
+fn device_ordinals(args: &RunArgs, facts: &crate::facts::Facts) -> Result<Vec<u32>, Failure> {
+    let visible = facts.cuda.device_count;
+    match &args.devices {
+        None => Ok(vec![args.device]),
+        Some(DeviceSelection::All) => Ok((0..visible.max(1)).collect()),
+        Some(DeviceSelection::List(list)) => {
+            if let Some(bad) = list.iter().find(|&&d| facts.cuda.available && d >= visible) {
+                return Err((
+                    ApexExitCode::USAGE,
+                    format!(
+                        "--devices: GPU {bad} does not exist; this machine shows {visible} (ordinals 0..{}); check CUDA_VISIBLE_DEVICES",
+                        visible.saturating_sub(1)
+                    ),
+                ));
+            }
+            Ok(list.clone())
+        }
+    }
+}
+
+fn device_contexts(
     exe: &Path,
     plan: &Plan,
-    args: &RunArgs,
+    ordinals: &[u32],
+    scratch: &Path,
+    interrupt: &Interrupt,
+) -> Vec<DeviceContext> {
+    let wants_cuda = plan
+        .cases
+        .iter()
+        .any(|c| c.skip.is_none() && c.key.backend != "cpu");
+    if !wants_cuda {
+        return Vec::new();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ordinals
+            .iter()
+            .map(|&ordinal| scope.spawn(move || device_context(exe, ordinal, scratch, interrupt)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(ordinals)
+            .map(|(h, &ordinal)| {
+                h.join().unwrap_or(DeviceContext {
+                    ordinal,
+                    info: serde_json::Value::Null,
+                    copy_bandwidth_gbps: None,
+                    l2_line_gbps: None,
+                })
+            })
+            .collect()
+    })
+}
+
+fn device_context(
+    exe: &Path,
+    ordinal: u32,
     scratch: &Path,
     interrupt: &Interrupt,
 ) -> DeviceContext {
     let none = DeviceContext {
+        ordinal,
         info: serde_json::Value::Null,
         copy_bandwidth_gbps: None,
         l2_line_gbps: None,
     };
-    let wants_cuda = plan
-        .cases
-        .iter()
-        .any(|c| c.skip.is_none() && c.key.backend == "cuda");
-    if !wants_cuda {
-        return none;
-    }
-    let out = scratch.join("device.json");
+    let out = scratch.join(format!("device-{ordinal}.json"));
     let status = spawn_tracked(
         std::process::Command::new(exe)
             .args([
@@ -401,7 +570,7 @@ fn device_context(
                 "--bandwidth-only",
                 "--json",
                 "--device",
-                &args.device.to_string(),
+                &ordinal.to_string(),
                 "--output",
             ])
             .arg(&out)
@@ -419,12 +588,63 @@ fn device_context(
         return none;
     }
     DeviceContext {
+        ordinal,
         copy_bandwidth_gbps: doc.get("copy_bandwidth_gbps").and_then(|v| v.as_f64()),
         l2_line_gbps: doc.get("l2_line_gbps").and_then(|v| v.as_f64()),
         info: doc
             .get("device")
             .cloned()
             .unwrap_or(serde_json::Value::Null),
+    }
+}
+
+/// The CPUs GPU `ordinal`'s workers were pinned to (empty with one GPU: not pinned).
+fn slots_cpus(shares: &[Vec<usize>], ordinal: u32, contexts: &[DeviceContext]) -> Vec<usize> {
+    contexts
+        .iter()
+        .position(|d| d.ordinal == ordinal)
+        .and_then(|i| shares.get(i).cloned())
+        .unwrap_or_default()
+}
+
+/// The `*.yaml` files of the suite folder (`bench.yaml.d/`), for the config digest.
+fn suite_yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect()
+}
+
+/// The plan record of `summary.json`: the plan's identity, and this run's shard of it.
+fn plan_record(
+    config: &serde_json::Value,
+    suite_files: &[PathBuf],
+    identity: PlanIdentity,
+    partition: Option<&Partition>,
+    cases: usize,
+) -> crate::model::PlanRecord {
+    // The GPU a shard uses is the machine's business; everything else must match.
+    let mut flags = config.clone();
+    if let Some(o) = flags.as_object_mut() {
+        o.remove("device");
+        o.remove("devices");
+    }
+    crate::model::PlanRecord {
+        digest: identity.digest,
+        config_digest: crate::plan::config_digest(&flags, suite_files),
+        case_ids: identity.case_ids,
+        partition: partition.map(|p| crate::model::PartitionRecord {
+            label: p.label(),
+            index: p.index,
+            total: p.total,
+            source: p.source.clone(),
+            cases,
+        }),
+        merged_from: Vec::new(),
+        missing: Vec::new(),
     }
 }
 

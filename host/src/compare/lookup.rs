@@ -56,7 +56,7 @@ impl<'a> MetricValue<'a> {
 }
 
 /// Splits a metric id into the case id and the stat part.
-pub(crate) fn split_metric(metric: &str) -> Option<(&str, &str)> {
+pub fn split_metric(metric: &str) -> Option<(&str, &str)> {
     metric.rsplit_once('/')
 }
 

@@ -35,7 +35,7 @@ pub use comparison::{Check, CheckStatus, Comparison, GateCounts, STATUS_METRIC};
 pub use error::CompareError;
 pub use exit::GateExitCode;
 pub use gate::gate;
-pub use lookup::KNOWN_STATS;
+pub use lookup::{KNOWN_STATS, split_metric};
 pub use options::{
     DEFAULT_GATE_SEED, DEFAULT_PRACTICAL_THRESHOLD, DEFAULT_SIGNIFICANCE, GateOptions,
 };

@@ -32,6 +32,7 @@ mod launch;
 mod memory;
 pub mod nvml;
 pub mod nvrtc;
+mod probe;
 
 pub use batch::{BatchTimer, DEFAULT_MIN_SAMPLE_S};
 pub use builtin::{Builtins, SOURCE as BUILTIN_SOURCE, TimerResolution};
@@ -43,3 +44,4 @@ pub use graph::MAX_CALLS_PER_GRAPH;
 pub use info::DeviceInfo;
 pub use launch::LaunchTimer;
 pub use memory::PeakMemory;
+pub use probe::probe;

@@ -128,6 +128,7 @@ pub fn assemble(
             energy: reply.energy.clone(),
         },
         protocol: Some(protocol_info(&reply, ctx)),
+        ran_on: crate::model::Provenance::default(),
     }
 }
 

@@ -33,12 +33,14 @@ pub enum WorkerOutcome {
 pub const WORKER_SUBCOMMAND: &str = "__worker";
 
 /// Runs one case in a fresh worker process. `scratch` is this case's private folder; a request of
-/// `interrupt` kills the worker's process group.
+/// `interrupt` kills the worker's process group. `cpus`, when not empty, pins the worker (and
+/// every thread it starts) to those logical CPUs.
 pub fn run_in_worker(
     exe: &Path,
     request: &WorkerRequest,
     scratch: &Path,
     interrupt: &Interrupt,
+    cpus: &[usize],
 ) -> WorkerOutcome {
     let request_path = scratch.join("request.json");
     let reply_path = scratch.join("reply.json");
@@ -56,7 +58,8 @@ pub fn run_in_worker(
         Ok(f) => f,
         Err(e) => return io_err("cannot create the worker's stderr file", e),
     };
-    let spawned = Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .arg(WORKER_SUBCOMMAND)
         .arg("--request")
         .arg(&request_path)
@@ -65,8 +68,20 @@ pub fn run_in_worker(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr)
-        .process_group(0)
-        .spawn();
+        .process_group(0);
+    if let Some(set) = cpu_set(cpus) {
+        // SAFETY: the closure runs in the child between fork and exec and makes one system call
+        // (async-signal-safe) on a set built before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let spawned = command.spawn();
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => return io_err(&format!("cannot start worker `{}`", exe.display()), e),
@@ -98,6 +113,21 @@ pub fn run_in_worker(
     match read_reply(&reply_path) {
         Some(reply) if status.success() => WorkerOutcome::Replied(Box::new(reply)),
         _ => WorkerOutcome::Crashed(crash_reason(status, &stderr_path)),
+    }
+}
+
+/// The affinity mask of `cpus`, or `None` for an empty list (no pinning).
+fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+    if cpus.is_empty() {
+        return None;
+    }
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET only sets bits below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        Some(set)
     }
 }
 
@@ -173,6 +203,7 @@ mod tests {
             &req,
             d.path(),
             &interrupt,
+            &[],
         ) {
             WorkerOutcome::Crashed(r) => assert!(r.contains("/definitely/not/here"), "{r}"),
             other => panic!("unexpected {other:?}"),

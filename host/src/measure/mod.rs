@@ -3,7 +3,8 @@
 //! write a reply; the host turns every way a worker can end into a case result.
 //!
 //! ```text
-//! host: schedule::run_plan (rounds: process r of every case, then r + 1)
+//! host: schedule::run_plan (CPU cases in rounds: process r of every case, then r + 1;
+//!         │                  then CUDA cases, one thread per GPU of the pool: devices)
 //!         └─ isolation::run_in_worker ──spawn──► apex-host __worker ── worker::run_worker
 //!                                                   │ setup → sampling::sample(Timer) → check_accuracy
 //!       pool::pool → assemble::assemble ◄──reply.json / signal / timeout──┘
@@ -13,6 +14,7 @@
 mod assemble;
 mod cpu_timer;
 mod cuda_case;
+mod devices;
 mod isolation;
 mod pool;
 pub mod rotation;
@@ -24,6 +26,7 @@ mod worker;
 
 pub use assemble::{AssembleContext, assemble};
 pub use cpu_timer::CpuTimer;
+pub use devices::{DeviceSlot, PROBE_SUBCOMMAND, allowed_cpus, split_cpus};
 pub use isolation::{WORKER_SUBCOMMAND, WorkerOutcome, run_in_worker, signal_name};
 pub use pool::pool;
 pub use sampling::{Sampled, sample};

@@ -13,8 +13,9 @@ pub use kernel::{KernelInfo, ParamInfo, tolerance_map};
 pub use protocol::{ProtocolSettings, StoppingRule};
 pub use result::{
     AccuracyBlock, CaseResult, CaseStatus, EnergyBlock, ModeTiming, Outliers, ProtocolInfo,
-    Resources, Summary, Throughput, WorkBlock,
+    Provenance, Resources, Summary, Throughput, WorkBlock,
 };
 pub use summary::{
-    RunSummary, STATUS_INTERRUPTED, SUITE_NAME, SUMMARY_SCHEMA_VERSION, TimeAccounting,
+    PartitionRecord, PlanRecord, RunSummary, STATUS_INCOMPLETE, STATUS_INTERRUPTED, SUITE_NAME,
+    SUMMARY_SCHEMA_VERSION, ShardRecord, TimeAccounting,
 };

@@ -234,6 +234,30 @@ pub struct CaseResult {
     pub resources: Resources,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<ProtocolInfo>,
+    /// Where the case ran, when the run spread over several GPUs or machines.
+    #[serde(default, skip_serializing_if = "Provenance::is_empty")]
+    pub ran_on: Provenance,
+}
+
+/// Where a case ran: the GPU of a multi-GPU run (`--devices`) and, in a merged report, the shard
+/// and host that ran it. Every field is absent when it does not apply.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The CUDA device ordinal the case was measured on (CUDA cases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<u32>,
+    /// The shard (`hash:2/4`) whose run measured the case (merged reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The host name of the machine that measured the case (merged reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl Provenance {
+    pub fn is_empty(&self) -> bool {
+        self == &Provenance::default()
+    }
 }
 
 impl CaseResult {
@@ -260,6 +284,7 @@ impl CaseResult {
             accuracy: None,
             resources: Resources::default(),
             protocol: None,
+            ran_on: Provenance::default(),
         }
     }
 }

@@ -9,6 +9,9 @@ pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 pub const SUITE_NAME: &str = "apex_bench";
 /// The `status` of a run that Ctrl-C (or SIGTERM) stopped before every case finished.
 pub const STATUS_INTERRUPTED: &str = "interrupted";
+/// The `status` of a merged report that lacks cases of its plan (a shard did not run, or was
+/// not given to `apex-host merge`); `counts.missing` says how many.
+pub const STATUS_INCOMPLETE: &str = "incomplete";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -30,6 +33,58 @@ pub struct RunSummary {
     /// Where the run's wall time went (absent in reports written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_accounting: Option<TimeAccounting>,
+    /// The plan this run is (a shard of): what `apex-host merge` checks shards against (absent
+    /// in reports written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRecord>,
+}
+
+/// The identity of a run's plan, the same on every shard of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    /// SHA-256 of the plan's case ids in plan order, before partitioning.
+    pub digest: String,
+    /// SHA-256 of what shapes the measurements besides the case ids: the run's flags (less the
+    /// device and the partition) and the suite files' contents.
+    pub config_digest: String,
+    /// Every case id of the plan, before partitioning.
+    pub case_ids: Vec<String>,
+    /// The shard this run measured; absent when it measured the whole plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<PartitionRecord>,
+    /// A merged report: the shards it was made from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<ShardRecord>,
+    /// A merged report: the case ids of the plan that no shard ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+/// One shard of a plan (`--partition`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionRecord {
+    /// `hash:2/4`.
+    pub label: String,
+    pub index: u32,
+    pub total: u32,
+    /// `--partition` or the scheduler variables `auto` read.
+    pub source: String,
+    /// How many of the plan's cases this shard ran.
+    pub cases: usize,
+}
+
+/// A shard inside a merged report: which run it was and where it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    /// The folder the shard was read from.
+    pub dir: String,
+    /// `hash:2/4`, or `whole plan` for a run without `--partition`.
+    pub partition: String,
+    pub host: Option<String>,
+    pub gpu: Option<String>,
+    pub timestamp_utc: String,
+    pub cases: usize,
+    pub wall_s: Option<f64>,
 }
 
 /// Where a run's wall time went: the measuring share and each phase summed over the cases.

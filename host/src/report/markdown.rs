@@ -59,6 +59,7 @@ fn header(s: &RunSummary, md: &mut String) {
     ));
     md.push_str(&format!("- timestamp (UTC): {}\n", s.timestamp_utc));
     md.push_str(&format!("- cases: {}\n", counts_line(s)));
+    plan_lines(s, md);
     if let Value::Object(cfg) = &s.config {
         let flat: Vec<String> = cfg
             .iter()
@@ -69,6 +70,52 @@ fn header(s: &RunSummary, md: &mut String) {
         }
     }
     md.push('\n');
+}
+
+/// The shard this run measured, or the shards a merged report joins and the cases none ran.
+fn plan_lines(s: &RunSummary, md: &mut String) {
+    let Some(plan) = &s.plan else { return };
+    if let Some(p) = &plan.partition {
+        md.push_str(&format!(
+            "- shard: `{}` ({} of the plan's {} cases; from {}); `apex-host merge` joins the shards\n",
+            p.label,
+            p.cases,
+            plan.case_ids.len(),
+            p.source
+        ));
+    }
+    if !plan.merged_from.is_empty() {
+        let shards: Vec<String> = plan
+            .merged_from
+            .iter()
+            .map(|r| {
+                let host = r.host.as_deref().unwrap_or("unknown host");
+                format!("`{}` ({host}, {} cases)", r.partition, r.cases)
+            })
+            .collect();
+        md.push_str(&format!(
+            "- merged from {} shard(s): {}\n",
+            shards.len(),
+            shards.join(", ")
+        ));
+    }
+    if !plan.missing.is_empty() {
+        const SHOWN: usize = 10;
+        let mut ids: Vec<String> = plan
+            .missing
+            .iter()
+            .take(SHOWN)
+            .map(|id| format!("`{id}`"))
+            .collect();
+        if plan.missing.len() > SHOWN {
+            ids.push(format!("and {} more", plan.missing.len() - SHOWN));
+        }
+        md.push_str(&format!(
+            "- **missing: {} case(s) of the plan that no shard ran**: {}\n",
+            plan.missing.len(),
+            ids.join(", ")
+        ));
+    }
 }
 
 /// A config or environment value on one line: scalars, and lists of scalars joined by commas.

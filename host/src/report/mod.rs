@@ -32,7 +32,7 @@ pub mod paths;
 pub mod progress;
 mod table;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod throughput;
 mod writer;
 

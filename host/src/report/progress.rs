@@ -115,6 +115,13 @@ impl Progress {
         }
     }
 
+    /// A GPU left the pool: one line, whatever the verbosity (its queued cases move on).
+    pub fn device_out(&mut self, ordinal: u32, reason: &str) {
+        self.emit(&format!(
+            "GPU {ordinal} taken out of the pool: {reason}; its remaining cases go to the other GPUs"
+        ));
+    }
+
     /// Clears the bar and prints one closing line with the counts per status.
     pub fn finish(&mut self) {
         if let Sink::Bar(bar) = &self.sink {

@@ -144,6 +144,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             phases_s: Default::default(),
             launch_floor_us: None,
         }),
+        ran_on: Default::default(),
     }
 }
 
@@ -180,6 +181,7 @@ pub fn summary_of(cases: Vec<CaseResult>) -> RunSummary {
         counts,
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
         time_accounting: None,
+        plan: None,
     }
 }
 
