@@ -149,7 +149,12 @@ fn merged_shards_are_the_unsharded_run() {
                 .unwrap()
                 .starts_with(strategy)
         );
-        for file in ["env.json", "kernel_manifest.json", "summary.md"] {
+        for file in [
+            "env.json",
+            "kernel_manifest.json",
+            "summary.md",
+            "replay_manifest.json",
+        ] {
             assert!(merged.join(file).is_file(), "{file} written by merge");
         }
         let md = std::fs::read_to_string(merged.join("summary.md")).unwrap();

@@ -91,9 +91,15 @@ fn run(args: &MergeArgs) -> Result<i32, Failure> {
         .map(|b| super::gate::run_gate(b, &summary, &args.output_dir))
         .transpose()?;
     writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
-    writer
+    let written = writer
         .finish(&summary, &manifest, &summary.environment)
         .map_err(internal)?;
+    let seed = summary
+        .config
+        .get("seed")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    super::run::write_replay_manifest(&args.output_dir, seed, &summary, &written)?;
     report::print_final(
         &summary,
         &args.output_dir,

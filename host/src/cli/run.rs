@@ -364,7 +364,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let written = writer
         .finish(&summary, &registry.manifest(), &env)
         .map_err(internal)?;
-    write_replay_manifest(args, &summary, &written)?;
+    write_replay_manifest(&args.output_dir, args.seed, &summary, &written)?;
     if let Some(dir) = args.history.as_ref().filter(|_| !interrupted) {
         crate::compare::history::append(dir, &summary).map_err(internal)?;
     }
@@ -385,8 +385,9 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
 
 /// `replay_manifest.json`: the seed, the config hash and the SHA-256 of every JSON artifact this
 /// run wrote, so a rerun can be checked byte for byte (spec §4.7).
-fn write_replay_manifest(
-    args: &RunArgs,
+pub(super) fn write_replay_manifest(
+    output_dir: &Path,
+    seed: u64,
     summary: &RunSummary,
     written: &[PathBuf],
 ) -> Result<(), Failure> {
@@ -395,7 +396,7 @@ fn write_replay_manifest(
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .filter_map(|p| {
             Some((
-                p.strip_prefix(&args.output_dir)
+                p.strip_prefix(output_dir)
                     .ok()?
                     .to_string_lossy()
                     .into_owned(),
@@ -403,10 +404,10 @@ fn write_replay_manifest(
             ))
         })
         .collect();
-    let manifest = crate::attest::build_replay_manifest(args.seed, &summary.config, &artifacts)
+    let manifest = crate::attest::build_replay_manifest(seed, &summary.config, &artifacts)
         .map_err(internal)?;
     report::write_json_atomic(
-        &args.output_dir.join(crate::attest::REPLAY_MANIFEST_FILE),
+        &output_dir.join(crate::attest::REPLAY_MANIFEST_FILE),
         &manifest,
     )
     .map_err(internal)
