@@ -48,8 +48,18 @@ fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
     assert!(emit.status.success(), "{}", stderr(&emit));
 
     let slow = dir.path().join("slow");
-    let out = slow_run(&slow, "3", &["--compare", baseline.to_str().unwrap()]);
+    let out = slow_run(
+        &slow,
+        "3",
+        &["--compare", baseline.to_str().unwrap(), "--format", "junit"],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // The JUnit export shows the gate's failure on the case it failed.
+    let junit = std::fs::read_to_string(slow.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<failure type=\"regression\"") && junit.contains("failures=\"1\""),
+        "{junit}"
+    );
     let cmp = read_json(&slow.join("compare_summary.json"));
     assert_eq!(cmp["counts"]["over_limit"], 1, "{cmp}");
     assert!(

@@ -14,6 +14,8 @@ use crate::model::RunSummary;
 pub struct GateResult {
     pub failed: bool,
     pub markdown: String,
+    /// Every check, for the exports that show gate failures (JUnit).
+    pub comparison: compare::Comparison,
 }
 
 /// The baseline of `--compare` or `--compare-to`, when one was asked for.
@@ -100,5 +102,6 @@ pub fn run_gate(
     Ok(GateResult {
         failed: comparison.exit_code() != ApexExitCode::OK,
         markdown: compare::render_regressions_markdown(&comparison),
+        comparison,
     })
 }

@@ -30,6 +30,11 @@ pub struct ReportArgs {
     /// Exit at once (code 75) when a run holds the input directory, instead of waiting for it.
     #[arg(long)]
     pub no_wait: bool,
+
+    /// Also write the results in these formats beside the Markdown (repeatable or
+    /// comma-separated): csv, junit, bmf, github-action-benchmark.
+    #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',', value_parser = crate::report::exports::Format::parse)]
+    pub formats: Vec<crate::report::exports::Format>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +128,10 @@ pub fn exec(args: &ReportArgs) -> Result<i32, ReportError> {
     let md = render_summary_markdown(&summary, regressions.as_deref());
     write_atomic(&out, md.as_bytes())?;
     announce(&out, &summary_path);
+    let folder = out.parent().unwrap_or(std::path::Path::new("."));
+    for file in crate::report::exports::write_exports(folder, &args.formats, &summary, None)? {
+        announce(&file, &summary_path);
+    }
     Ok(ApexExitCode::OK)
 }
 
@@ -194,6 +203,7 @@ mod tests {
             output: None,
             regressions: None,
             no_wait: false,
+            formats: Vec::new(),
         }
     }
 

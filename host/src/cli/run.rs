@@ -73,6 +73,11 @@ pub struct RunArgs {
     /// The baseline's path inside the repository, for --compare-to.
     #[arg(long, value_name = "PATH", default_value = "baselines/cpu.json")]
     pub baseline_path: PathBuf,
+    /// Also write the results in these formats (repeatable or comma-separated): `csv`
+    /// (results.csv), `junit` (junit.xml), `bmf` (bmf.json, Bencher), `github-action-benchmark`
+    /// (github-action-benchmark.json).
+    #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',', value_parser = crate::report::exports::Format::parse)]
+    pub formats: Vec<crate::report::exports::Format>,
     /// Append this run to a history folder (trend across runs).
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
@@ -364,6 +369,16 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let written = writer
         .finish(&summary, &registry.manifest(), &env)
         .map_err(internal)?;
+    let mut written = written;
+    written.extend(
+        report::exports::write_exports(
+            &args.output_dir,
+            &args.formats,
+            &summary,
+            gate.as_ref().map(|g| &g.comparison),
+        )
+        .map_err(internal)?,
+    );
     write_replay_manifest(&args.output_dir, args.seed, &summary, &written)?;
     if let Some(dir) = args.history.as_ref().filter(|_| !interrupted) {
         crate::compare::history::append(dir, &summary).map_err(internal)?;

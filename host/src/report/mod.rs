@@ -15,6 +15,7 @@
 //! - [`render_summary_markdown`]: `summary.md`, with findings derived from the data
 //!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]).
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
+//! - [`exports`]: `--format csv|junit|bmf|github-action-benchmark`, the results for other tools.
 //!
 //! JSON Schemas of every file: `docs/schemas/`.
 
@@ -22,6 +23,7 @@ mod atomic;
 pub mod calibration;
 mod case_view;
 pub mod env;
+pub mod exports;
 mod final_table;
 pub mod findings;
 pub mod fmt;
