@@ -15,6 +15,30 @@ fn bare(args: &[&str]) -> std::process::Output {
         .expect("apex-host runs")
 }
 
+/// Validates `file` against `docs/schemas/junit.xsd` with xmllint (Debian's libxml2-utils, which
+/// `.ci/run` installs and then requires through `APEX_REQUIRE_XMLLINT`).
+fn validate_junit(file: &std::path::Path) {
+    let xsd = support::root().join("docs/schemas/junit.xsd");
+    let out = std::process::Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&xsd)
+        .arg(file)
+        .output();
+    match out {
+        Ok(out) => assert!(
+            out.status.success(),
+            "junit.xml does not validate against {}: {}",
+            xsd.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => assert!(
+            std::env::var_os("APEX_REQUIRE_XMLLINT").is_none(),
+            "xmllint is required here (APEX_REQUIRE_XMLLINT) but cannot run: {e}; install libxml2-utils"
+        ),
+    }
+}
+
 #[test]
 fn run_and_report_write_every_export() {
     let dir = tempfile::tempdir().unwrap();
@@ -64,6 +88,7 @@ fn run_and_report_write_every_export() {
         "{junit}"
     );
     assert!(junit.contains("type=\"failed_accuracy\"") && junit.contains("type=\"failed\""));
+    validate_junit(&out_dir.join("junit.xml"));
 
     let bmf = read_json(&out_dir.join("bmf.json"));
     let names: Vec<&String> = bmf.as_object().unwrap().keys().collect();
