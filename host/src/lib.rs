@@ -24,5 +24,6 @@ pub mod merge;
 pub mod model;
 pub mod plan;
 pub mod report;
+pub mod scaffold;
 pub mod skip;
 pub mod stats;

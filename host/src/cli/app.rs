@@ -28,6 +28,8 @@ pub enum Command {
     Calibrate(super::calibrate::CalibrateArgs),
     /// Release attestation and replay manifest over a run's artifacts.
     Attest(super::attest::AttestArgs),
+    /// Scaffold a new plugin crate under plugins/NAME (CPU kernel, f64 reference, optional CUDA).
+    New(super::new::NewArgs),
     /// Join the reports of `--partition` shards (or of any runs of one plan) into one report.
     Merge(super::merge::MergeArgs),
     /// Internal: run one case in this process (the host re-executes itself).
@@ -61,6 +63,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Calibrate(args) => super::calibrate::exec_to_code(&args),
         Command::Attest(args) => super::attest::exec_to_code(&args),
         Command::Merge(args) => super::merge::exec(&args),
+        Command::New(args) => super::new::exec(&args),
         Command::Worker(args) => super::worker::exec(&args),
         Command::ProbeDevice(args) => super::probe::exec(&args),
     };

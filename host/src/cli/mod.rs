@@ -13,6 +13,7 @@ pub mod exit_codes;
 mod gate;
 mod lock;
 mod merge;
+mod new;
 mod probe;
 mod report;
 mod run;
