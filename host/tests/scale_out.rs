@@ -284,3 +284,79 @@ fn auto_takes_the_shard_from_the_scheduler_and_says_what_is_missing() {
     assert_eq!(out.status.code(), Some(64));
     assert!(support::stderr(&out).contains("--partition"));
 }
+
+#[test]
+fn a_shard_is_gated_on_its_own_cases_and_the_merge_on_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let small = [
+        "--filter",
+        "fixtures.known_duration",
+        "--filter",
+        "example.saxpy",
+        "--filter",
+        "tile_ssm.forward",
+    ];
+    let run = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut cmd = command(&[
+            "run",
+            "--backends",
+            "cpu",
+            "--fixtures",
+            "--quick",
+            "--iters",
+            "3",
+        ]);
+        cmd.args(small)
+            .args(extra)
+            .arg("--output-dir")
+            .arg(&dir)
+            .env_remove("APEX_PARTITION");
+        (dir, cmd.output().unwrap())
+    };
+    let (whole, out) = run("whole", &[]);
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    // A generous baseline from the whole run: the gate can only fail on missing metrics.
+    let baseline = tmp.path().join("baseline.json");
+    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args([
+            "baseline", "emit", "--ratio", "100", "--abs-ms", "1000", "--from",
+        ])
+        .arg(whole.join("summary.json"))
+        .arg("--output")
+        .arg(&baseline)
+        .output()
+        .unwrap();
+    assert!(emit.status.success(), "{}", support::stderr(&emit));
+
+    let b = baseline.to_str().unwrap();
+    let (one, out) = run("one", &["--partition", "hash:1/2", "--compare", b]);
+    assert!(out.status.success(), "shard 1: {}", support::stderr(&out));
+    assert!(support::stderr(&out).contains("the gate checks this shard's"));
+    let cmp = read_json(&one.join("compare_summary.json"));
+    assert_eq!(cmp["counts"]["missing"], 0, "{cmp}");
+    let (two, out) = run("two", &["--partition", "hash:2/2", "--compare", b]);
+    assert!(out.status.success(), "shard 2: {}", support::stderr(&out));
+
+    let merged = tmp.path().join("merged");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .arg("merge")
+        .args([&one, &two])
+        .arg("--output-dir")
+        .arg(&merged)
+        .args(["--compare", b])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let cmp = read_json(&merged.join("compare_summary.json"));
+    let whole_cases = read_json(&whole.join("summary.json"))["benchmarks"]
+        .as_object()
+        .unwrap()
+        .len();
+    assert_eq!(cmp["counts"]["missing"], 0, "{cmp}");
+    assert_eq!(
+        cmp["counts"]["passed"].as_u64().unwrap() as usize,
+        2 * whole_cases,
+        "p50 and p95 of every case checked once: {cmp}"
+    );
+}
