@@ -22,18 +22,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn a_template_copy_is_discovered_built_and_planned() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = support::scratch_checkout();
     let main = root();
-    // The workspace manifest a checkout has, reduced to what a plugin needs.
-    std::fs::write(
-        ws.path().join("Cargo.toml"),
-        format!(
-            "[workspace]\nresolver = \"3\"\nmembers = [\"plugins/*\"]\n\n[workspace.package]\nversion = \"0.1.0\"\nedition = \"2024\"\nrust-version = \"1.95\"\nlicense = \"Apache-2.0\"\npublish = false\n\n[workspace.dependencies]\napex-plugin-api = {{ path = \"{}\" }}\nabi_stable = \"0.11.3\"\n\n[workspace.lints.rust]\n",
-            main.join("plugin-api").display()
-        ),
-    )
-    .unwrap();
-    std::fs::copy(main.join("Cargo.lock"), ws.path().join("Cargo.lock")).unwrap();
     // The documented steps: copy the template, rename the package and the kernel id.
     let crate_dir = ws.path().join("plugins/my_family");
     copy_dir(&main.join("plugins/example-saxpy"), &crate_dir);

@@ -5,15 +5,7 @@
 
 mod support;
 
-use support::{apex, read_json};
-
-/// `apex-host ARGS` without the `--root` that [`apex`] adds (report reads a folder only).
-fn bare(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-        .args(args)
-        .output()
-        .expect("apex-host runs")
-}
+use support::{apex, apex_bare as bare, read_json};
 
 /// Validates `file` against `docs/schemas/junit.xsd` with xmllint (Debian's libxml2-utils, which
 /// `.ci/run` installs and then requires through `APEX_REQUIRE_XMLLINT`).
@@ -112,7 +104,7 @@ fn run_and_report_write_every_export() {
     for f in ["results.csv", "junit.xml", "bmf.json"] {
         std::fs::remove_file(out_dir.join(f)).unwrap();
     }
-    let out = bare(&[
+    let out = bare([
         "report",
         "--input-dir",
         out_dir.to_str().unwrap(),
@@ -126,7 +118,7 @@ fn run_and_report_write_every_export() {
     );
     assert!(out_dir.join("junit.xml").is_file() && out_dir.join("bmf.json").is_file());
 
-    let out = bare(&[
+    let out = bare([
         "report",
         "--input-dir",
         out_dir.to_str().unwrap(),

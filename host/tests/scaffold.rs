@@ -9,23 +9,8 @@ use support::{read_json, root, stderr};
 
 #[test]
 fn a_scaffolded_plugin_is_discovered_built_and_measured_with_no_edit() {
-    let ws = tempfile::tempdir().unwrap();
+    let ws = support::scratch_checkout();
     let main = root();
-    let workspace_manifest = std::fs::read_to_string(main.join("Cargo.toml")).unwrap();
-    let cudarc = workspace_manifest
-        .lines()
-        .find(|l| l.starts_with("cudarc = "))
-        .expect("the workspace pins cudarc");
-    std::fs::write(
-        ws.path().join("Cargo.toml"),
-        format!(
-            "[workspace]\nresolver = \"3\"\nmembers = [\"plugins/*\"]\n\n[workspace.package]\nversion = \"0.1.0\"\nedition = \"2024\"\nrust-version = \"1.95\"\nlicense = \"Apache-2.0\"\npublish = false\n\n[workspace.dependencies]\napex-plugin-api = {{ path = \"{}\" }}\nabi_stable = \"0.11.3\"\n{cudarc}\n\n[workspace.lints.rust]\n",
-            main.join("plugin-api").display()
-        ),
-    )
-    .unwrap();
-    std::fs::copy(main.join("Cargo.lock"), ws.path().join("Cargo.lock")).unwrap();
-    std::fs::create_dir(ws.path().join("plugins")).unwrap();
 
     let apex = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))

@@ -58,15 +58,12 @@ fn statuses(dir: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `apex-host merge DIRS --output-dir OUT` (merge reads report folders only: no `--root`).
+/// `apex-host merge DIRS --output-dir OUT`.
 fn merge(dirs: &[&Path], out: &Path) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-        .arg("merge")
-        .args(dirs)
-        .arg("--output-dir")
-        .arg(out)
-        .output()
-        .expect("apex-host merge runs")
+    let mut args: Vec<&std::ffi::OsStr> = vec!["merge".as_ref()];
+    args.extend(dirs.iter().map(|d| d.as_os_str()));
+    args.extend(["--output-dir".as_ref(), out.as_os_str()]);
+    support::apex_bare(args)
 }
 
 #[test]
@@ -318,15 +315,19 @@ fn a_shard_is_gated_on_its_own_cases_and_the_merge_on_all() {
     assert!(out.status.success(), "{}", support::stderr(&out));
     // A generous baseline from the whole run: the gate can only fail on missing metrics.
     let baseline = tmp.path().join("baseline.json");
-    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-        .args([
-            "baseline", "emit", "--ratio", "100", "--abs-ms", "1000", "--from",
-        ])
-        .arg(whole.join("summary.json"))
-        .arg("--output")
-        .arg(&baseline)
-        .output()
-        .unwrap();
+    let summary = whole.join("summary.json");
+    let emit = support::apex_bare([
+        "baseline".as_ref(),
+        "emit".as_ref(),
+        "--ratio".as_ref(),
+        "100".as_ref(),
+        "--abs-ms".as_ref(),
+        "1000".as_ref(),
+        "--from".as_ref(),
+        summary.as_os_str(),
+        "--output".as_ref(),
+        baseline.as_os_str(),
+    ]);
     assert!(emit.status.success(), "{}", support::stderr(&emit));
 
     let b = baseline.to_str().unwrap();
@@ -339,14 +340,15 @@ fn a_shard_is_gated_on_its_own_cases_and_the_merge_on_all() {
     assert!(out.status.success(), "shard 2: {}", support::stderr(&out));
 
     let merged = tmp.path().join("merged");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-        .arg("merge")
-        .args([&one, &two])
-        .arg("--output-dir")
-        .arg(&merged)
-        .args(["--compare", b])
-        .output()
-        .unwrap();
+    let out = support::apex_bare([
+        "merge".as_ref(),
+        one.as_os_str(),
+        two.as_os_str(),
+        "--output-dir".as_ref(),
+        merged.as_os_str(),
+        "--compare".as_ref(),
+        baseline.as_os_str(),
+    ]);
     assert!(out.status.success(), "{}", support::stderr(&out));
     let cmp = read_json(&merged.join("compare_summary.json"));
     let whole_cases = read_json(&whole.join("summary.json"))["benchmarks"]

@@ -93,3 +93,41 @@ pub fn case<'a>(summary: &'a serde_json::Value, prefix: &str) -> &'a serde_json:
     );
     matching[0].1
 }
+
+/// A scratch checkout (so a test never modifies the repository): the workspace manifest a
+/// checkout has, reduced to what a plugin needs (this checkout's plugin-api, abi_stable, cudarc
+/// as the workspace pins it), this checkout's Cargo.lock, and an empty `plugins/`. Point
+/// `CARGO_TARGET_DIR` at `root()/target` to reuse the built dependencies.
+pub fn scratch_checkout() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().expect("temporary folder");
+    let main = root();
+    let manifest = std::fs::read_to_string(main.join("Cargo.toml")).expect("workspace manifest");
+    let cudarc = manifest
+        .lines()
+        .find(|l| l.starts_with("cudarc = "))
+        .expect("the workspace pins cudarc");
+    std::fs::write(
+        ws.path().join("Cargo.toml"),
+        format!(
+            "[workspace]\nresolver = \"3\"\nmembers = [\"plugins/*\"]\n\n[workspace.package]\nversion = \"0.1.0\"\nedition = \"2024\"\nrust-version = \"1.95\"\nlicense = \"Apache-2.0\"\npublish = false\n\n[workspace.dependencies]\napex-plugin-api = {{ path = \"{}\" }}\nabi_stable = \"0.11.3\"\n{cudarc}\n\n[workspace.lints.rust]\n",
+            main.join("plugin-api").display()
+        ),
+    )
+    .expect("scratch manifest written");
+    std::fs::copy(main.join("Cargo.lock"), ws.path().join("Cargo.lock")).expect("lock copied");
+    std::fs::create_dir(ws.path().join("plugins")).expect("plugins/ made");
+    ws
+}
+
+/// `apex-host ARGS` without the `--root` that [`apex`] adds, for the subcommands that read report
+/// folders only (`report`, `merge`, `baseline`).
+pub fn apex_bare<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args(args)
+        .output()
+        .expect("apex-host runs")
+}
