@@ -108,15 +108,18 @@ fn label_of(plan: &PlanRecord) -> String {
 /// Checks that `shards` belong together and joins them into one summary.
 pub fn merge(shards: Vec<Shard>) -> Result<RunSummary, MergeError> {
     let first = shards.first().ok_or(MergeError::Empty)?;
-    let plan_of = |s: &Shard| {
-        s.summary
-            .plan
-            .clone()
-            .ok_or_else(|| MergeError::NoPlan { dir: s.dir.clone() })
-    };
-    let base = plan_of(first)?;
-    for s in &shards[1..] {
-        check_compatible(first, &base, s, &plan_of(s)?)?;
+    let plans = shards
+        .iter()
+        .map(|s| {
+            s.summary
+                .plan
+                .as_ref()
+                .ok_or_else(|| MergeError::NoPlan { dir: s.dir.clone() })
+        })
+        .collect::<Result<Vec<&PlanRecord>, _>>()?;
+    let base = plans[0].clone();
+    for (s, plan) in shards.iter().zip(&plans).skip(1) {
+        check_compatible(first, &base, s, plan)?;
     }
 
     let plan_ids: BTreeSet<&str> = base.case_ids.iter().map(String::as_str).collect();
@@ -125,12 +128,7 @@ pub fn merge(shards: Vec<Shard>) -> Result<RunSummary, MergeError> {
     let mut benchmarks = BTreeMap::new();
     let mut records = Vec::new();
     let mut accounting = TimeAccounting::default();
-    for s in &shards {
-        let plan = s
-            .summary
-            .plan
-            .as_ref()
-            .ok_or_else(|| MergeError::NoPlan { dir: s.dir.clone() })?;
+    for (s, plan) in shards.iter().zip(&plans) {
         let label = label_of(plan);
         for (id, case) in &s.summary.benchmarks {
             if !plan_ids.contains(id.as_str()) {

@@ -46,16 +46,7 @@ fn a_template_copy_is_discovered_built_and_planned() {
     )
     .unwrap();
 
-    let apex = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-            .args(args)
-            .arg("--root")
-            .arg(ws.path())
-            .env("CARGO_TARGET_DIR", main.join("target"))
-            .env("CI", "1")
-            .output()
-            .unwrap()
-    };
+    let apex = |args: &[&str]| support::apex_in(ws.path(), args);
     let out = apex(&["discover", "--verbose"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));

@@ -5,23 +5,13 @@
 
 mod support;
 
-use support::{read_json, root, stderr};
+use support::{read_json, stderr};
 
 #[test]
 fn a_scaffolded_plugin_is_discovered_built_and_measured_with_no_edit() {
     let ws = support::scratch_checkout();
-    let main = root();
 
-    let apex = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-            .args(args)
-            .arg("--root")
-            .arg(ws.path())
-            .env("CARGO_TARGET_DIR", main.join("target"))
-            .env("CI", "1")
-            .output()
-            .unwrap()
-    };
+    let apex = |args: &[&str]| support::apex_in(ws.path(), args);
     let out = apex(&["new", "scaffold_demo", "--cuda"]);
     assert!(out.status.success(), "{}", stderr(&out));
     for file in [

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::exit_codes::ApexExitCode;
+use super::failure::{Failure, exit_code_of, internal};
 use crate::compare::Baseline;
 use crate::merge::{Shard, merge};
 use crate::model::STATUS_INCOMPLETE;
@@ -26,21 +27,9 @@ pub struct MergeArgs {
     pub no_wait: bool,
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the CLI reports why nothing was merged"
-)]
 pub fn exec(args: &MergeArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err((code, message)) => {
-            eprintln!("error: {message}");
-            code
-        }
-    }
+    exit_code_of(run(args))
 }
-
-type Failure = (i32, String);
 
 fn run(args: &MergeArgs) -> Result<i32, Failure> {
     let out = std::path::absolute(&args.output_dir).unwrap_or(args.output_dir.clone());
@@ -99,7 +88,7 @@ fn run(args: &MergeArgs) -> Result<i32, Failure> {
         .get("seed")
         .and_then(|v| v.as_u64())
         .unwrap_or(0);
-    super::run::write_replay_manifest(&args.output_dir, seed, &summary, &written)?;
+    super::replay::write_replay_manifest(&args.output_dir, seed, &summary, &written)?;
     report::print_final(
         &summary,
         &args.output_dir,
@@ -111,8 +100,4 @@ fn run(args: &MergeArgs) -> Result<i32, Failure> {
         "empty" => ApexExitCode::NOTHING_RAN,
         _ => ApexExitCode::OK,
     })
-}
-
-fn internal(e: impl std::fmt::Display) -> Failure {
-    (ApexExitCode::INTERNAL, e.to_string())
 }

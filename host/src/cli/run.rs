@@ -9,21 +9,22 @@
 //! finished are written as a report of status `interrupted` and the run exits 130. A second one
 //! exits at once (`crate::interrupt`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use apex_plugin_api::{Backend, Precision};
 
+use super::devices::{self, DeviceSelection};
 use super::discovery_opts::DiscoveryOpts;
 use super::exit_codes::ApexExitCode;
+use super::failure::{Failure, exit_code_of, internal};
+use super::shard;
 use crate::config::CliOverrides;
-use crate::interrupt::Interrupt;
 use crate::measure::{AssembleContext, ScheduleContext, ScheduleEvent, run_plan};
-use crate::measure::{DeviceSlot, allowed_cpus, split_cpus};
 use crate::model::{
     CaseKey, CaseResult, CaseStatus, RunSummary, STATUS_INTERRUPTED, SUITE_NAME,
     SUMMARY_SCHEMA_VERSION,
 };
-use crate::plan::{Filter, Partition, PartitionSpec, Plan, PlanIdentity};
+use crate::plan::{Filter, PartitionSpec, PlanIdentity};
 use crate::report::{self, Progress, RunWriter};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -86,12 +87,12 @@ pub struct RunArgs {
     pub device: u32,
     /// Run CUDA cases on several GPUs at once, one case per GPU at a time: `all`, or ordinals
     /// (`0,1`). CPU cases run before the GPU cases, never beside them.
-    #[arg(long, value_name = "all|N,N,…", value_parser = parse_devices)]
+    #[arg(long, value_name = "all|N,N,…", value_parser = devices::parse_devices)]
     pub devices: Option<DeviceSelection>,
     /// Run only this machine's shard of the plan: `hash:M/N` (stable when cases are added),
     /// `slice:M/N` (round robin in plan order) or `auto` (from Slurm, Kubernetes, Bazel,
     /// Buildkite or APEX_SHARD_INDEX/APEX_SHARD_COUNT). `apex-host merge` joins the shards.
-    #[arg(long, value_name = "SPEC", env = "APEX_PARTITION", value_parser = parse_partition)]
+    #[arg(long, value_name = "SPEC", env = "APEX_PARTITION", value_parser = shard::parse_partition)]
     pub partition: Option<PartitionSpec>,
     /// The number of shards, for `--partition auto` inside a Kubernetes Indexed Job (the Job's
     /// `completions`).
@@ -104,34 +105,6 @@ pub struct RunArgs {
     pub discovery: DiscoveryOpts,
 }
 
-/// `--devices`: every visible GPU, or the listed ordinals.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DeviceSelection {
-    All,
-    List(Vec<u32>),
-}
-
-fn parse_devices(s: &str) -> Result<DeviceSelection, String> {
-    if s == "all" {
-        return Ok(DeviceSelection::All);
-    }
-    let mut list = Vec::new();
-    for part in s.split(',') {
-        let n: u32 = part.trim().parse().map_err(|_| {
-            format!("`{part}` is not a device ordinal (expected `all` or a list such as `0,1`)")
-        })?;
-        if list.contains(&n) {
-            return Err(format!("device {n} is listed twice"));
-        }
-        list.push(n);
-    }
-    Ok(DeviceSelection::List(list))
-}
-
-fn parse_partition(s: &str) -> Result<PartitionSpec, String> {
-    PartitionSpec::parse(s).map_err(|e| e.to_string())
-}
-
 fn parse_backend(s: &str) -> Result<Backend, String> {
     Backend::parse(s)
         .ok_or_else(|| format!("unknown backend `{s}` (expected one of: cpu, cuda, trt)"))
@@ -142,21 +115,9 @@ fn parse_precision(s: &str) -> Result<Precision, String> {
         .ok_or_else(|| format!("unknown precision `{s}` (expected one of: fp32, fp16, bf16, fp8)"))
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the CLI reports setup errors before any report exists"
-)]
 pub fn exec(args: &RunArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err((code, message)) => {
-            eprintln!("error: {message}");
-            code
-        }
-    }
+    exit_code_of(run(args))
 }
-
-type Failure = (i32, String);
 
 fn run(args: &RunArgs) -> Result<i32, Failure> {
     let interrupt = crate::interrupt::install().map_err(internal)?;
@@ -193,40 +154,20 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let mut plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
         .map_err(config_error)?;
     let identity = PlanIdentity::of(plan.cases.iter().map(|c| c.key.id()).collect());
-    let partition = match &args.partition {
-        Some(spec) => {
-            let p = spec
-                .resolve(|k| std::env::var(k).ok(), args.partition_total)
-                .map_err(|e| (ApexExitCode::USAGE, format!("--partition: {e}")))?;
-            p.apply(&mut plan);
-            Some(p)
-        }
-        None => None,
-    };
-    let devices = device_ordinals(args, &facts)?;
-    let mut suite_files = registry.bench_files();
-    suite_files.extend(suite_yaml_files(
-        &args.discovery.suite_dir(opts.root.as_deref()),
-    ));
+    let partition = args
+        .partition
+        .as_ref()
+        .map(|spec| shard::apply(spec, args.partition_total, &mut plan))
+        .transpose()?;
+    let ordinals = devices::ordinals(args.device, args.devices.as_ref(), &facts)?;
 
     let mut baseline = super::gate::load_baseline(args, opts.root.as_deref(), &facts)?;
     if let (Some(b), Some(p)) = (baseline.as_mut(), &partition) {
-        // A shard is gated on its own cases; the merged report is gated on all of them.
-        let mine: std::collections::BTreeSet<String> =
-            plan.cases.iter().map(|c| c.key.id()).collect();
-        let others: std::collections::BTreeSet<&String> = identity
-            .case_ids
-            .iter()
-            .filter(|id| !mine.contains(*id))
-            .collect();
-        b.metrics.retain(|metric, _| {
-            crate::compare::split_metric(metric)
-                .is_none_or(|(case, _)| !others.contains(&case.to_string()))
-        });
+        shard::keep_shard_metrics(b, &identity, &plan);
         notice(&format!(
             "--partition {}: the gate checks this shard's {} case(s); gate the merged report for the whole plan",
             p.label(),
-            mine.len()
+            plan.cases.len()
         ));
     }
     if interrupt.is_requested() {
@@ -249,34 +190,14 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let mut writer = RunWriter::begin(&args.output_dir, &run_id).map_err(internal)?;
     let exe = std::env::current_exe()
         .map_err(|e| internal(format!("cannot locate apex-host itself: {e}")))?;
-    let contexts = device_contexts(&exe, &plan, &devices, writer.partial_dir(), interrupt);
+    let contexts = devices::calibrate(&exe, &plan, &ordinals, writer.partial_dir(), interrupt);
     let ctx = AssembleContext {
         seed: args.seed,
         save_samples: args.save_samples,
         copy_bandwidth_gbps: None,
         l2_line_gbps: None,
     };
-    let shares = split_cpus(
-        &allowed_cpus(),
-        if contexts.len() > 1 {
-            contexts.len()
-        } else {
-            0
-        },
-    );
-    let slots: Vec<DeviceSlot> = contexts
-        .iter()
-        .enumerate()
-        .map(|(i, d)| DeviceSlot {
-            ordinal: d.ordinal,
-            assemble: AssembleContext {
-                copy_bandwidth_gbps: d.copy_bandwidth_gbps,
-                l2_line_gbps: d.l2_line_gbps,
-                ..ctx
-            },
-            cpus: shares.get(i).cloned().unwrap_or_default(),
-        })
-        .collect();
+    let slots = devices::slots(&contexts, ctx);
 
     let mut progress = Progress::new(plan.cases.len(), args.verbose);
     let scratch = writer.partial_dir().to_path_buf();
@@ -285,7 +206,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         scratch: &scratch,
         seed: args.seed,
         assemble: ctx,
-        devices: slots,
+        devices: slots.clone(),
         interrupt,
     };
     let measuring_since = std::time::Instant::now();
@@ -333,18 +254,12 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "cuda_device": first.map_or(serde_json::Value::Null, |d| d.info.clone()),
         "copy_bandwidth_gbps": first.and_then(|d| d.copy_bandwidth_gbps),
         "l2_line_gbps": first.and_then(|d| d.l2_line_gbps),
-        "cuda_devices": contexts.iter().map(|d| serde_json::json!({
-            "ordinal": d.ordinal,
-            "device": d.info,
-            "copy_bandwidth_gbps": d.copy_bandwidth_gbps,
-            "l2_line_gbps": d.l2_line_gbps,
-            "cpus": slots_cpus(&shares, d.ordinal, &contexts),
-            "taken_out": ran.devices_out.iter().find(|(o, _)| *o == d.ordinal).map(|(_, r)| r),
-        })).collect::<Vec<_>>(),
+        "cuda_devices": devices::env_entries(&contexts, &slots, &ran.devices_out),
         "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),
     }));
     let mut summary = summarize(args, &env, ran.results, &ran.not_run);
-    summary.plan = Some(plan_record(
+    let suite_files: Vec<PathBuf> = config.files().iter().map(|f| f.path.clone()).collect();
+    summary.plan = Some(shard::plan_record(
         &summary.config,
         &suite_files,
         identity,
@@ -366,10 +281,9 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         None => None,
     };
     writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
-    let written = writer
+    let mut written = writer
         .finish(&summary, &registry.manifest(), &env)
         .map_err(internal)?;
-    let mut written = written;
     written.extend(
         report::exports::write_exports(
             &args.output_dir,
@@ -379,7 +293,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         )
         .map_err(internal)?,
     );
-    write_replay_manifest(&args.output_dir, args.seed, &summary, &written)?;
+    super::replay::write_replay_manifest(&args.output_dir, args.seed, &summary, &written)?;
     if let Some(dir) = args.history.as_ref().filter(|_| !interrupted) {
         crate::compare::history::append(dir, &summary).map_err(internal)?;
     }
@@ -396,40 +310,6 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "empty" => ApexExitCode::NOTHING_RAN,
         _ => ApexExitCode::OK,
     })
-}
-
-/// `replay_manifest.json`: the seed, the config hash and the SHA-256 of every JSON artifact this
-/// run wrote, so a rerun can be checked byte for byte (spec §4.7).
-pub(super) fn write_replay_manifest(
-    output_dir: &Path,
-    seed: u64,
-    summary: &RunSummary,
-    written: &[PathBuf],
-) -> Result<(), Failure> {
-    let artifacts: std::collections::BTreeMap<String, PathBuf> = written
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .filter_map(|p| {
-            Some((
-                p.strip_prefix(output_dir)
-                    .ok()?
-                    .to_string_lossy()
-                    .into_owned(),
-                p.clone(),
-            ))
-        })
-        .collect();
-    let manifest = crate::attest::build_replay_manifest(seed, &summary.config, &artifacts)
-        .map_err(internal)?;
-    report::write_json_atomic(
-        &output_dir.join(crate::attest::REPLAY_MANIFEST_FILE),
-        &manifest,
-    )
-    .map_err(internal)
-}
-
-fn internal(e: impl std::fmt::Display) -> Failure {
-    (ApexExitCode::INTERNAL, e.to_string())
 }
 
 #[expect(
@@ -487,10 +367,7 @@ fn summarize(
             "timeout_s": args.timeout,
             "save_samples": args.save_samples,
             "device": args.device,
-            "devices": args.devices.as_ref().map(|d| match d {
-                DeviceSelection::All => serde_json::json!("all"),
-                DeviceSelection::List(l) => serde_json::json!(l),
-            }),
+            "devices": args.devices.as_ref().map(DeviceSelection::to_json),
         }),
         status,
         counts,
@@ -498,179 +375,4 @@ fn summarize(
         time_accounting: None,
         plan: None,
     }
-}
-
-/// What the run knows about one CUDA device: its facts for env.json and its measured copy
-/// bandwidth for `% of peak`. Measured in a subprocess (`apex-host calibrate --bandwidth-only`),
-/// one per GPU and concurrently, only when the plan has CUDA cases to run, so the host itself
-/// never holds a CUDA context.
-struct DeviceContext {
-    ordinal: u32,
-    info: serde_json::Value,
-    copy_bandwidth_gbps: Option<f64>,
-    l2_line_gbps: Option<f64>,
-}
-
-/// The GPUs the run uses: `--devices` (every visible one for `all`) or `--device`.
-fn device_ordinals(args: &RunArgs, facts: &crate::facts::Facts) -> Result<Vec<u32>, Failure> {
-    let visible = facts.cuda.device_count;
-    match &args.devices {
-        None => Ok(vec![args.device]),
-        Some(DeviceSelection::All) => Ok((0..visible.max(1)).collect()),
-        Some(DeviceSelection::List(list)) => {
-            if let Some(bad) = list.iter().find(|&&d| facts.cuda.available && d >= visible) {
-                return Err((
-                    ApexExitCode::USAGE,
-                    format!(
-                        "--devices: GPU {bad} does not exist; this machine shows {visible} (ordinals 0..{}); check CUDA_VISIBLE_DEVICES",
-                        visible.saturating_sub(1)
-                    ),
-                ));
-            }
-            Ok(list.clone())
-        }
-    }
-}
-
-fn device_contexts(
-    exe: &Path,
-    plan: &Plan,
-    ordinals: &[u32],
-    scratch: &Path,
-    interrupt: &Interrupt,
-) -> Vec<DeviceContext> {
-    let wants_cuda = plan
-        .cases
-        .iter()
-        .any(|c| c.skip.is_none() && c.key.backend != "cpu");
-    if !wants_cuda {
-        return Vec::new();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ordinals
-            .iter()
-            .map(|&ordinal| scope.spawn(move || device_context(exe, ordinal, scratch, interrupt)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(ordinals)
-            .map(|(h, &ordinal)| {
-                h.join().unwrap_or(DeviceContext {
-                    ordinal,
-                    info: serde_json::Value::Null,
-                    copy_bandwidth_gbps: None,
-                    l2_line_gbps: None,
-                })
-            })
-            .collect()
-    })
-}
-
-fn device_context(
-    exe: &Path,
-    ordinal: u32,
-    scratch: &Path,
-    interrupt: &Interrupt,
-) -> DeviceContext {
-    let none = DeviceContext {
-        ordinal,
-        info: serde_json::Value::Null,
-        copy_bandwidth_gbps: None,
-        l2_line_gbps: None,
-    };
-    let out = scratch.join(format!("device-{ordinal}.json"));
-    let status = spawn_tracked(
-        std::process::Command::new(exe)
-            .args([
-                "calibrate",
-                "--bandwidth-only",
-                "--json",
-                "--device",
-                &ordinal.to_string(),
-                "--output",
-            ])
-            .arg(&out)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null()),
-        interrupt,
-    );
-    let Ok(text) = std::fs::read_to_string(&out) else {
-        return none;
-    };
-    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return none;
-    };
-    if !status.is_ok_and(|s| s.success()) {
-        return none;
-    }
-    DeviceContext {
-        ordinal,
-        copy_bandwidth_gbps: doc.get("copy_bandwidth_gbps").and_then(|v| v.as_f64()),
-        l2_line_gbps: doc.get("l2_line_gbps").and_then(|v| v.as_f64()),
-        info: doc
-            .get("device")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null),
-    }
-}
-
-/// The CPUs GPU `ordinal`'s workers were pinned to (empty with one GPU: not pinned).
-fn slots_cpus(shares: &[Vec<usize>], ordinal: u32, contexts: &[DeviceContext]) -> Vec<usize> {
-    contexts
-        .iter()
-        .position(|d| d.ordinal == ordinal)
-        .and_then(|i| shares.get(i).cloned())
-        .unwrap_or_default()
-}
-
-/// The `*.yaml` files of the suite folder (`bench.yaml.d/`), for the config digest.
-fn suite_yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-        .collect()
-}
-
-/// The plan record of `summary.json`: the plan's identity, and this run's shard of it.
-fn plan_record(
-    config: &serde_json::Value,
-    suite_files: &[PathBuf],
-    identity: PlanIdentity,
-    partition: Option<&Partition>,
-    cases: usize,
-) -> crate::model::PlanRecord {
-    // The GPU a shard uses is the machine's business; everything else must match.
-    let mut flags = config.clone();
-    if let Some(o) = flags.as_object_mut() {
-        o.remove("device");
-        o.remove("devices");
-    }
-    crate::model::PlanRecord {
-        digest: identity.digest,
-        config_digest: crate::plan::config_digest(&flags, suite_files),
-        case_ids: identity.case_ids,
-        partition: partition.map(|p| crate::model::PartitionRecord {
-            label: p.label(),
-            index: p.index,
-            total: p.total,
-            source: p.source.clone(),
-            cases,
-        }),
-        merged_from: Vec::new(),
-        missing: Vec::new(),
-    }
-}
-
-/// Runs `cmd` to its end in its own process group, which a Ctrl-C kills (as it kills workers).
-fn spawn_tracked(
-    cmd: &mut std::process::Command,
-    interrupt: &Interrupt,
-) -> std::io::Result<std::process::ExitStatus> {
-    use std::os::unix::process::CommandExt;
-    let mut child = cmd.process_group(0).spawn()?;
-    let _tracked = interrupt.track(libc::pid_t::try_from(child.id()).unwrap_or(0));
-    child.wait()
 }

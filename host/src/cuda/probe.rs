@@ -13,13 +13,11 @@ pub fn probe(ordinal: usize) -> Result<(), CudaError> {
     let device = Device::open(ordinal)?;
     guarded("probe the device", || {
         let stream = device.stream();
-        let mut buffer = stream
-            .alloc_zeros::<u8>(PROBE_BYTES)
-            .map_err(|e| CudaError::driver("allocate and clear 64 MiB", e))?;
+        // alloc_zeros allocates and fills (a memset on the stream).
         stream
-            .memset_zeros(&mut buffer)
-            .map_err(|e| CudaError::driver("fill 64 MiB", e))?;
-        Ok(())
+            .alloc_zeros::<u8>(PROBE_BYTES)
+            .map(drop)
+            .map_err(|e| CudaError::driver("allocate and clear 64 MiB", e))
     })?;
     let builtins = device.builtins()?;
     builtins

@@ -92,12 +92,6 @@ pub struct DeviceHealth {
 }
 
 impl DeviceHealth {
-    /// Whether `ordinal` was taken out of the pool.
-    #[cfg(test)]
-    pub fn is_out(&self, ordinal: u32) -> bool {
-        self.out.contains_key(&ordinal)
-    }
-
     /// The GPUs taken out, with the reason, in ordinal order.
     pub fn taken_out(&self) -> &BTreeMap<u32, String> {
         &self.out
@@ -209,11 +203,11 @@ mod tests {
         assert_eq!(h.record(1, Some("CUDA_ERROR_X"), Some(Ok(()))), None);
         assert_eq!(h.record(1, None, None), None);
         assert_eq!(h.record(1, Some("CUDA_ERROR_X"), Some(Ok(()))), None);
-        assert!(!h.is_out(1));
+        assert!(!h.taken_out().contains_key(&1));
         // The second in a row takes it out.
         let why = h.record(1, Some("CUDA_ERROR_X"), Some(Ok(()))).unwrap();
         assert!(why.contains("2 cases in a row"), "{why}");
-        assert!(h.is_out(1) && !h.is_out(0));
+        assert!(h.taken_out().contains_key(&1) && !h.taken_out().contains_key(&0));
         // A failed probe takes a GPU out at once.
         let why = h
             .record(

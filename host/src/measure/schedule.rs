@@ -98,19 +98,14 @@ pub fn run_plan<E>(
     mut on_event: impl FnMut(ScheduleEvent<'_>) -> Result<(), E>,
 ) -> Result<Ran, E> {
     let mut results: Vec<Option<CaseResult>> = plan.cases.iter().map(|_| None).collect();
-    let host: Vec<usize> = (0..plan.cases.len())
-        .filter(|&i| plan.cases[i].skip.is_some() || !on_device(&plan.cases[i]))
-        .collect();
+    let (host, device): (Vec<usize>, Vec<usize>) = (0..plan.cases.len())
+        .partition(|&i| plan.cases[i].skip.is_some() || !on_device(&plan.cases[i]));
     run_host_cases(plan, &host, ctx, &mut results, &mut on_event)?;
-    let device: Vec<usize> = (0..plan.cases.len())
-        .filter(|&i| {
-            results[i].is_none() && plan.cases[i].skip.is_none() && on_device(&plan.cases[i])
-        })
-        .collect();
-    let mut health = DeviceHealth::default();
-    if !ctx.interrupt.is_requested() && !device.is_empty() {
-        run_device_cases(plan, device, ctx, &mut health, &mut results, &mut on_event)?;
-    }
+    let health = if !ctx.interrupt.is_requested() && !device.is_empty() {
+        run_device_cases(plan, device, ctx, &mut results, &mut on_event)?
+    } else {
+        DeviceHealth::default()
+    };
     let not_run = plan
         .cases
         .iter()
@@ -190,28 +185,28 @@ fn run_host_cases<E>(
 }
 
 /// What a GPU's thread tells the schedule.
-enum Message {
+enum Message<'a> {
     Started(usize),
-    Finished(usize, u32, WorkerOutcome),
+    Finished(usize, &'a DeviceSlot, WorkerOutcome),
     DeviceOut(u32, String),
 }
 
 /// Phase 2: the device cases `queue` (plan indices), one thread per GPU of `ctx.devices`, each
 /// taking the next case when its GPU is free. `on_event` and the results stay on this thread.
+/// Returns the pool's record of the GPUs (which ones were taken out, and why).
 fn run_device_cases<E>(
     plan: &Plan,
     queue: Vec<usize>,
     ctx: &ScheduleContext<'_>,
-    health: &mut DeviceHealth,
     results: &mut [Option<CaseResult>],
     on_event: &mut impl FnMut(ScheduleEvent<'_>) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<DeviceHealth, E> {
     let queue = Mutex::new(VecDeque::from(queue));
-    let shared_health = Mutex::new(std::mem::take(health));
+    let shared_health = Mutex::new(DeviceHealth::default());
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut error = None;
     std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<Message>();
+        let (tx, rx) = mpsc::channel::<Message<'_>>();
         for slot in &ctx.devices {
             let tx = tx.clone();
             let (queue, shared_health, stop) = (&queue, &shared_health, &stop);
@@ -226,13 +221,15 @@ fn run_device_cases<E>(
             }
             let handled = match message {
                 Message::Started(i) => on_event(ScheduleEvent::Started(&plan.cases[i].key)),
-                Message::Finished(i, ordinal, outcome) => {
+                Message::Finished(i, slot, outcome) => {
                     let case = &plan.cases[i];
-                    let slot = ctx.devices.iter().find(|d| d.ordinal == ordinal);
-                    let assemble_ctx = slot.map_or(&ctx.assemble, |d| &d.assemble);
-                    let mut r =
-                        assemble(case.key.clone(), &case.kernel.plugin, outcome, assemble_ctx);
-                    r.ran_on.device = Some(ordinal);
+                    let mut r = assemble(
+                        case.key.clone(),
+                        &case.kernel.plugin,
+                        outcome,
+                        &slot.assemble,
+                    );
+                    r.ran_on.device = Some(slot.ordinal);
                     let done = on_event(ScheduleEvent::Finished(&r));
                     results[i] = Some(r);
                     done
@@ -248,7 +245,7 @@ fn run_device_cases<E>(
             }
         }
     });
-    *health = shared_health
+    let health = shared_health
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
     if let Some(e) = error {
@@ -257,7 +254,7 @@ fn run_device_cases<E>(
     // Every GPU left the pool with cases still queued: each fails with the reasons.
     let left: Vec<usize> = queue.into_inner().unwrap_or_else(|p| p.into_inner()).into();
     if left.is_empty() || ctx.interrupt.is_requested() {
-        return Ok(());
+        return Ok(health);
     }
     let why = health
         .taken_out()
@@ -282,19 +279,19 @@ fn run_device_cases<E>(
         on_event(ScheduleEvent::Finished(&r))?;
         results[i] = Some(r);
     }
-    Ok(())
+    Ok(health)
 }
 
 /// One GPU's loop: the next queued case, measured in a worker on this GPU, until the queue is
 /// empty, the run stops, or this GPU leaves the pool.
-fn device_thread(
+fn device_thread<'a>(
     plan: &Plan,
-    slot: &DeviceSlot,
+    slot: &'a DeviceSlot,
     ctx: &ScheduleContext<'_>,
     queue: &Mutex<VecDeque<usize>>,
     health: &Mutex<DeviceHealth>,
     stop: &std::sync::atomic::AtomicBool,
-    tx: &mpsc::Sender<Message>,
+    tx: &mpsc::Sender<Message<'a>>,
 ) {
     loop {
         if ctx.interrupt.is_requested() || stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -320,10 +317,7 @@ fn device_thread(
             failure.as_deref(),
             verdict,
         );
-        if tx
-            .send(Message::Finished(i, slot.ordinal, outcome))
-            .is_err()
-        {
+        if tx.send(Message::Finished(i, slot, outcome)).is_err() {
             return;
         }
         if let Some(reason) = out {

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use sha2::{Digest, Sha256};
+use crate::attest::{hash_file_sha256, hash_json_sha256};
 
-/// What identifies a plan across machines: the SHA-256 of its case ids in plan order (one per
-/// line), and the ids themselves, so a merge can name the cases no shard ran.
+/// What identifies a plan across machines: the SHA-256 of its case ids in plan order (of their
+/// canonical JSON list), and the ids themselves, so a merge can name the cases no shard ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanIdentity {
     pub digest: String,
@@ -16,12 +16,7 @@ pub struct PlanIdentity {
 
 impl PlanIdentity {
     pub fn of(case_ids: Vec<String>) -> PlanIdentity {
-        let mut hasher = Sha256::new();
-        for id in &case_ids {
-            hasher.update(id.as_bytes());
-            hasher.update(b"\n");
-        }
-        let digest = hex(&hasher.finalize());
+        let digest = hash_json_sha256(&serde_json::json!(case_ids));
         PlanIdentity { digest, case_ids }
     }
 }
@@ -33,23 +28,13 @@ impl PlanIdentity {
 pub fn config_digest(flags: &serde_json::Value, files: &[PathBuf]) -> String {
     let mut per_file: Vec<String> = files
         .iter()
-        .map(|f| match std::fs::read(f) {
-            Ok(bytes) => hex(&Sha256::digest(&bytes)),
+        .map(|f| match hash_file_sha256(f) {
+            Ok((sha, _)) => sha,
             Err(e) => format!("unreadable: {e}"),
         })
         .collect();
     per_file.sort();
-    let mut hasher = Sha256::new();
-    hasher.update(flags.to_string().as_bytes());
-    for f in &per_file {
-        hasher.update(b"\n");
-        hasher.update(f.as_bytes());
-    }
-    hex(&hasher.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hash_json_sha256(&serde_json::json!({ "flags": flags, "files": per_file }))
 }
 
 #[cfg(test)]

@@ -131,3 +131,16 @@ where
         .output()
         .expect("apex-host runs")
 }
+
+/// `apex-host ARGS --root CHECKOUT` for a [`scratch_checkout`], building its plugins into this
+/// checkout's target folder (the dependencies are built there already).
+pub fn apex_in(checkout: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args(args)
+        .arg("--root")
+        .arg(checkout)
+        .env("CARGO_TARGET_DIR", root().join("target"))
+        .env("CI", "1")
+        .output()
+        .expect("apex-host runs")
+}
