@@ -90,3 +90,29 @@ for n in ('B', 'M'):
 PY
 rm -rf $OUT/A $OUT/B $OUT/M $OUT/cmpB $OUT/cmpM $OUT/*.log
 cat $OUT/table.txt
+#!/usr/bin/env bash
+# Device call J: after the review refactor of the run's device code (calibration, slots, probe,
+# schedule messages): --devices all on the tile_ssm quick suite, and the faulting-GPU check.
+set -u
+B=.device/target/release
+export CARGO_TARGET_DIR=.device/target
+$B/apex-host run --no-build --backends cuda --quick --filter 'tile_ssm.*' --devices all --output-dir $OUT/multi > $OUT/multi.log 2>&1
+echo "multi rc=$?"
+T=$(mktemp -d); cp bench.yaml.d/*.yaml $T/
+printf 'kernel: fixtures.device_fault\nproblem_size:\n  case: [0, 1, 2, 3, 4, 5, 6, 7]\n' > $T/50-fault.yaml
+$B/apex-host run --no-build --fixtures --backends cuda --quick --devices all --config-dir $T \
+  --filter 'fixtures.device_fault' --filter 'fixtures.cuda_known_duration' --output-dir $OUT/fault > $OUT/fault.log 2>&1
+echo "fault rc=$?"
+python3 - <<PY
+import json
+from collections import Counter
+m = json.load(open('$OUT/multi/summary.json'))
+print('multi:', m['status'], m['counts'], 'wall', round(m['time_accounting']['wall_s'],1))
+print('  devices:', [(d['ordinal'], (d['device'] or {}).get('name'), round(d['copy_bandwidth_gbps'] or 0), len(d['cpus']), d['taken_out']) for d in m['environment']['cuda_devices']])
+print('  cases per GPU:', Counter(c['ran_on'].get('device') for c in m['benchmarks'].values()))
+print('  pct_of_copy present:', sum(1 for c in m['benchmarks'].values() if (c.get('throughput') or {}).get('pct_of_copy_bandwidth') is not None))
+f = json.load(open('$OUT/fault/summary.json'))
+print('fault:', f['status'], f['counts'], [(d['ordinal'], d['taken_out']) for d in f['environment']['cuda_devices']])
+print('  ok on GPU 0:', sum(1 for c in f['benchmarks'].values() if c['status']=='ok' and c['ran_on'].get('device')==0), 'failed on GPU 1:', sum(1 for c in f['benchmarks'].values() if c['status']=='failed' and c['ran_on'].get('device')==1))
+PY
+rm -rf $OUT/multi $OUT/fault
