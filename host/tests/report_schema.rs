@@ -3,9 +3,9 @@
 //! every file it writes is validated; broken documents must fail the same schemas.
 
 use apex_host::model::{
-    AccuracyBlock, CaseKey, CaseResult, CaseStatus, EnergyBlock, KernelInfo, ModeTiming, Outliers,
-    ParamInfo, ParamMap, ProtocolInfo, Resources, RunSummary, SUITE_NAME, SUMMARY_SCHEMA_VERSION,
-    Summary, WorkBlock,
+    AccuracyBlock, CaseKey, CaseResult, CaseStatus, EnergyBlock, FigureBlock, KernelInfo,
+    ModeTiming, Outliers, ParamInfo, ParamMap, ProtocolInfo, Resources, RunSummary, SUITE_NAME,
+    SUMMARY_SCHEMA_VERSION, Summary, WorkBlock,
 };
 use apex_host::report::{self, RunWriter};
 use apex_plugin_api::{Backend, Precision};
@@ -173,6 +173,16 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
         throughput: Some(report::throughput(&work, p50, cuda.then_some(3350.0))),
         work: Some(work),
         accuracy: Some(accuracy(status == CaseStatus::Ok)),
+        figures: BTreeMap::from([
+            (
+                "selected_l0_per_call".to_string(),
+                FigureBlock::from_values("tiles", &[8.0]),
+            ),
+            (
+                "h2d_ms".to_string(),
+                FigureBlock::from_values("ms", &[0.011, 0.012, 0.010, 0.013]),
+            ),
+        ]),
         timing,
         resources,
         protocol: Some(ProtocolInfo {

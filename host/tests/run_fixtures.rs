@@ -31,6 +31,8 @@ fn run_suite(out_dir: &std::path::Path) -> std::process::Output {
         "--filter",
         "fixtures.stale_output",
         "--filter",
+        "fixtures.bad_figure",
+        "--filter",
         "fixtures.known_duration",
         "--filter",
         "example.saxpy",
@@ -86,6 +88,12 @@ fn each_fixture_gets_its_status_and_reason_and_healthy_cases_are_unaffected() {
             "fixtures.stale_output/",
             "failed_accuracy",
             "output outside tolerance",
+        ),
+        // A figure no report could key fails the case and names the figure.
+        (
+            "fixtures.bad_figure/",
+            "failed",
+            "figures: figure name `Bad Figure` is not snake_case",
         ),
     ];
     for (prefix, status, reason) in expect {

@@ -13,8 +13,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
 
 use crate::{
-    Accuracy, Instance, Kernel, KernelDescriptor, KernelRegistration, PluginError, SetupRequest,
-    Tolerance, Work,
+    Accuracy, Figure, Instance, Kernel, KernelDescriptor, KernelRegistration, PluginError,
+    SetupRequest, Tolerance, Work,
 };
 
 /// A kernel as the host sees it. Methods may only be appended after `setup`.
@@ -42,6 +42,9 @@ pub trait FfiInstance: Send {
     /// Appended in ABI 2: the kernel's sentence on a failed verification
     /// ([`Instance::verify_note`]).
     fn verify_note(&self) -> RString;
+
+    /// Appended in ABI 3: figures the host cannot derive ([`Instance::figures`]).
+    fn figures(&self) -> RResult<RVec<Figure>, PluginError>;
 }
 
 pub type FfiKernelBox = FfiKernel_TO<'static, RBox<()>>;
@@ -133,6 +136,9 @@ impl FfiInstance for InstanceAdapter {
         guard(|| Ok(self.0.verify_note()))
             .unwrap_or_default()
             .into()
+    }
+    fn figures(&self) -> RResult<RVec<Figure>, PluginError> {
+        guard(|| Ok(self.0.figures().into()))
     }
 }
 

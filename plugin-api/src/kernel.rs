@@ -1,6 +1,6 @@
 //! The plain-Rust traits a plugin author implements. The FFI adapters in [`crate::ffi`] wrap them.
 
-use crate::{Accuracy, KernelDescriptor, PluginError, SetupRequest, Tolerance, Work};
+use crate::{Accuracy, Figure, KernelDescriptor, PluginError, SetupRequest, Tolerance, Work};
 
 /// A benchmarkable kernel: a descriptor, and a factory of set-up instances (one per case).
 pub trait Kernel: Send + Sync + 'static {
@@ -49,5 +49,14 @@ pub trait Instance: Send {
     /// first in the case's reason. Empty (the default) when there is nothing to add.
     fn verify_note(&self) -> String {
         String::new()
+    }
+
+    /// Figures about the calls that the host cannot derive (see [`Figure`]): what the last
+    /// call selected, a solver's iterations, a runtime's own phase times. Asked once, after
+    /// the accuracy check, so a per-call figure describes that call on fresh inputs. Empty
+    /// (the default) when the kernel has none. A malformed figure fails the case with its
+    /// reason, so a report never carries a figure nobody can read.
+    fn figures(&self) -> Vec<Figure> {
+        Vec::new()
     }
 }

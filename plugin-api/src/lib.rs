@@ -26,6 +26,7 @@ pub mod cuda;
 mod error;
 mod export;
 pub mod ffi;
+mod figure;
 mod kernel;
 #[cfg(feature = "cuda")]
 pub mod kernel_cache;
@@ -37,6 +38,7 @@ mod types;
 pub use abi_stable;
 pub use accuracy::{Accuracy, compare_outputs};
 pub use error::{ErrorKind, PluginError};
+pub use figure::Figure;
 pub use kernel::{Instance, Kernel};
 pub use params::{ParamSpec, ParamValue, Params};
 pub use registry::KernelRegistration;

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use super::isolation::WorkerOutcome;
 use super::rotation::CacheState;
 use super::wire::WorkerReply;
-use crate::model::{CaseKey, CaseResult, CaseStatus, ModeTiming, ProtocolInfo, Resources};
+use crate::model::{
+    CaseKey, CaseResult, CaseStatus, FigureBlock, ModeTiming, ProtocolInfo, Resources,
+};
 
 /// Run-wide inputs of assembly.
 #[derive(Debug, Clone, Copy)]
@@ -122,6 +124,11 @@ pub fn assemble(
         throughput,
         work: reply.work.clone(),
         accuracy: reply.accuracy.clone(),
+        figures: reply
+            .figures
+            .iter()
+            .map(|f| (f.name.clone(), FigureBlock::from_values(&f.unit, &f.values)))
+            .collect(),
         resources: Resources {
             peak_rss_mb: reply.peak_rss_mb,
             peak_device_memory_mb: reply.peak_device_memory_mb,

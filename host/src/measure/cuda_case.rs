@@ -18,8 +18,8 @@ use super::sampling::sample;
 use super::timer::Counted;
 use super::wire::{WorkerReply, WorkerRequest, unix_now_s};
 use super::worker::{
-    Call, WorkerError, check_accuracy, peak_rss_mb, plugin_params, raw_mode, setup_instance,
-    work_block,
+    Call, WorkerError, check_accuracy, collect_figures, peak_rss_mb, plugin_params, raw_mode,
+    setup_instance, work_block,
 };
 use crate::cuda::nvml::Monitor;
 use crate::cuda::{BatchTimer, ColdTimer, CudaError, Device, LaunchTimer, PeakMemory};
@@ -161,6 +161,7 @@ fn measure_phases(
         tolerance,
         sync,
     )?);
+    reply.figures = collect_figures(&instance)?;
     phases.mark("verify");
     reply.peak_rss_mb = peak_rss_mb();
     Ok(())

@@ -42,6 +42,12 @@ fn merge_into(into: &mut WorkerReply, other: WorkerReply) {
     {
         into.accuracy = Some(acc);
     }
+    for figure in other.figures {
+        match into.figures.iter_mut().find(|f| f.name == figure.name) {
+            Some(f) => f.values.extend(figure.values),
+            None => into.figures.push(figure),
+        }
+    }
     into.peak_rss_mb = max_opt(into.peak_rss_mb, other.peak_rss_mb);
     into.peak_device_memory_mb = max_opt(into.peak_device_memory_mb, other.peak_device_memory_mb);
     into.loaded_after_ms = into.loaded_after_ms.max(other.loaded_after_ms);

@@ -10,7 +10,7 @@ use crate::model::{AccuracyBlock, EnergyBlock, ParamMap, ProtocolSettings, WorkB
 
 /// Bumped on any change to these types; host and worker are the same binary, so a mismatch
 /// means a stale worker executable.
-pub const WIRE_VERSION: u32 = 2;
+pub const WIRE_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerRequest {
@@ -71,6 +71,17 @@ pub struct WorkerReply {
     /// The cold mode's subtracted launch floor, in µs.
     #[serde(default)]
     pub launch_floor_us: Option<f64>,
+    /// The plugin's figures (`Instance::figures`), already checked by the worker.
+    #[serde(default)]
+    pub figures: Vec<RawFigure>,
+}
+
+/// One plugin figure as the worker read it; the values of several processes are concatenated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawFigure {
+    pub name: String,
+    pub unit: String,
+    pub values: Vec<f64>,
 }
 
 /// Seconds since the UNIX epoch, as f64.

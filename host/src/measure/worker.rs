@@ -9,7 +9,7 @@ use apex_plugin_api::ffi::FfiInstanceBox;
 use apex_plugin_api::{Backend, ParamValue, Params, Precision, SetupRequest, Tolerance};
 
 use super::sampling::{Sampled, sample};
-use super::wire::{RawMode, WIRE_VERSION, WorkerReply, WorkerRequest, unix_now_s};
+use super::wire::{RawFigure, RawMode, WIRE_VERSION, WorkerReply, WorkerRequest, unix_now_s};
 use super::{CpuTimer, MeasureError, Workload};
 use crate::discovery::open_kernel;
 use crate::model::{AccuracyBlock, WorkBlock};
@@ -91,6 +91,7 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
                 &tolerance,
                 || Ok(()),
             )?);
+            reply.figures = collect_figures(&instance)?;
             mark(reply, "verify");
             reply.peak_rss_mb = peak_rss_mb();
             Ok(())
@@ -178,6 +179,33 @@ pub fn check_accuracy(
         non_finite: acc.non_finite,
         tolerance: crate::model::tolerance_map(tolerance),
     })
+}
+
+/// The plugin's figures (`Instance::figures`), checked: a malformed or repeated figure fails the
+/// case with a reason that names it, so no report carries a figure nobody can read.
+pub fn collect_figures(instance: &FfiInstanceBox) -> Result<Vec<RawFigure>, WorkerError> {
+    let figures = match instance.figures() {
+        RResult::ROk(f) => f,
+        RResult::RErr(e) => return Err(WorkerError(format!("figures failed: {}", e.message))),
+    };
+    let mut out: Vec<RawFigure> = Vec::with_capacity(figures.len());
+    for f in figures {
+        if let Some(problem) = f.problem() {
+            return Err(WorkerError(format!("figures: {problem}")));
+        }
+        if out.iter().any(|o| o.name == f.name.as_str()) {
+            return Err(WorkerError(format!(
+                "figures: `{}` is reported twice",
+                f.name
+            )));
+        }
+        out.push(RawFigure {
+            name: f.name.into_string(),
+            unit: f.unit.into_string(),
+            values: f.values.into_vec(),
+        });
+    }
+    Ok(out)
 }
 
 pub fn raw_mode(s: Sampled) -> RawMode {

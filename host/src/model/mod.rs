@@ -3,12 +3,14 @@
 //! and `summary.json` (schemas in `docs/schemas/`).
 
 mod case;
+mod figure;
 mod kernel;
 mod protocol;
 mod result;
 mod summary;
 
 pub use case::{CaseKey, ParamMap};
+pub use figure::{FigureBlock, SeriesStats};
 pub use kernel::{KernelInfo, ParamInfo, tolerance_map};
 pub use protocol::{ProtocolSettings, StoppingRule};
 pub use result::{

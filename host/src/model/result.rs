@@ -230,6 +230,9 @@ pub struct CaseResult {
     pub work: Option<WorkBlock>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accuracy: Option<AccuracyBlock>,
+    /// Figures the kernel reported about its calls (`Instance::figures`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub figures: BTreeMap<String, super::FigureBlock>,
     #[serde(default)]
     pub resources: Resources,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -282,6 +285,7 @@ impl CaseResult {
             throughput: None,
             work: None,
             accuracy: None,
+            figures: BTreeMap::new(),
             resources: Resources::default(),
             protocol: None,
             ran_on: Provenance::default(),

@@ -12,7 +12,8 @@
 //! - [`RunWriter`]: streaming, crash-safe writer of one run's report ([`read_partial`] reads
 //!   back what a killed run finished).
 //! - [`OutputLock`]: the advisory lock that gives an output directory one writer at a time.
-//! - [`render_summary_markdown`]: `summary.md`, with findings derived from the data
+//! - [`render_summary_markdown`]: `summary.md` (its `## Kernel figures` section:
+//!   `figures_section`), with findings derived from the data
 //!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]).
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
 //! - [`exports`]: `--format csv|junit|bmf|github-action-benchmark`, the results for other tools.
@@ -24,6 +25,7 @@ pub mod calibration;
 mod case_view;
 pub mod env;
 pub mod exports;
+mod figures_section;
 mod final_table;
 pub mod findings;
 pub mod fmt;

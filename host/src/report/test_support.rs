@@ -133,6 +133,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             tolerance: BTreeMap::from([("atol".into(), 1e-3), ("rtol".into(), 1e-2)]),
             note: None,
         }),
+        figures: BTreeMap::new(),
         resources,
         protocol: Some(ProtocolInfo {
             warmup_calls: 10,

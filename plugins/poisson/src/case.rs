@@ -2,7 +2,7 @@
 //! model, and [`PoissonCase`]: one set-up case on the CPU or on CUDA.
 
 use apex_plugin_api::{
-    Accuracy, Backend, Instance, Kernel, KernelDescriptor, ParamSpec, Params, PluginError,
+    Accuracy, Backend, Figure, Instance, Kernel, KernelDescriptor, ParamSpec, Params, PluginError,
     Precision, SetupRequest, Tolerance, Work, WorkUnit, register_kernel,
 };
 use half::f16;
@@ -169,8 +169,8 @@ pub struct PoissonCase<T: Storage> {
     pub setup_report: Report,
     /// The CPU path's report of its last solve.
     last: Option<Report>,
-    /// Why the last verification failed (`Instance::verify_note`).
-    last_failure: Option<String>,
+    /// The last verification (`Instance::verify_note`, `Instance::figures`).
+    last_verdict: Option<Verdict>,
 }
 
 impl<T: Storage> PoissonCase<T> {
@@ -214,7 +214,7 @@ impl<T: Storage> PoissonCase<T> {
                 converged: false,
             },
             last: None,
-            last_failure: None,
+            last_verdict: None,
         };
         // One untimed solve: its iteration count is the cost model's (the same seed gives the
         // same problem, so every timed call repeats it); on CUDA it also proves the kernels run.
@@ -418,12 +418,34 @@ impl<T: Storage> Instance for PoissonCase<T> {
 
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
         let verdict = self.verdict(tolerance)?;
-        self.last_failure = verdict.failure.clone();
-        Ok(verdict.accuracy)
+        let accuracy = verdict.accuracy;
+        self.last_verdict = Some(verdict);
+        Ok(accuracy)
     }
 
     fn verify_note(&self) -> String {
-        self.last_failure.clone().unwrap_or_default()
+        self.last_verdict
+            .as_ref()
+            .and_then(|v| v.failure.clone())
+            .unwrap_or_default()
+    }
+
+    /// The checked solve's iteration count and residuals, so a report says how the solver got
+    /// there, not only how long it took. A residual that is not finite (a diverged solve, whose
+    /// verdict already fails the case) is left out rather than reported as a number.
+    fn figures(&self) -> Vec<Figure> {
+        let Some(v) = &self.last_verdict else {
+            return Vec::new();
+        };
+        [
+            ("iterations", "iterations", v.report.iterations as f64),
+            ("relative_residual", "", v.report.relres),
+            ("true_relative_residual", "", v.true_relres),
+        ]
+        .into_iter()
+        .filter(|(_, _, value)| value.is_finite())
+        .map(|(name, unit, value)| Figure::value(name, unit, value))
+        .collect()
     }
 
     fn rotate(&mut self, sets: u32) -> Result<u32, PluginError> {

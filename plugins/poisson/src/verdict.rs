@@ -6,12 +6,12 @@
 //! whose own residual drifted from the truth, or lied, fails), and (4) `x` is within the case's
 //! tolerance (`atol + rtol*|u*|` per point, `rmse`) of the manufactured solution `u*`.
 //!
-//! The plugin API's [`Accuracy`] has no free-text or metrics field yet, so the figures travel in
-//! the fields it has (README.md, "What a case reports"):
+//! The figures travel in the fields [`Accuracy`] has (README.md, "What a case reports"):
 //! `rmse` / `max_abs_error` = the true error `x - u*` (RMS / max), `max_rel_error` = the true
 //! relative residual, `mismatch_ratio` = 1 when (2) or (3) fails (else the fraction of points
 //! outside `atol + rtol*|u*|`), `non_finite` = non-finite values of `x`. The iteration count is
-//! in the case's work (`items` = points x iterations). The sentence ("did not converge: ...") is
+//! in the case's work (`items` = points x iterations) and, with the solver's own and the true
+//! relative residual, in the case's `figures` (`Instance::figures`). The sentence ("did not converge: ...") is
 //! [`Verdict::failure`], which the tests and the GPU self-check print.
 
 use apex_plugin_api::{Accuracy, Tolerance, compare_outputs};
