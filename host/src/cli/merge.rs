@@ -80,9 +80,20 @@ fn run(args: &MergeArgs) -> Result<i32, Failure> {
         .map(|b| super::gate::run_gate(b, &summary, &args.output_dir))
         .transpose()?;
     writer.set_regressions_markdown(gate.as_ref().map(|g| g.markdown.clone()));
-    let written = writer
+    let mut written = writer
         .finish(&summary, &manifest, &summary.environment)
         .map_err(internal)?;
+    written.push(
+        report::html::write_report(
+            &args.output_dir,
+            &summary,
+            gate.as_ref()
+                .map(|g| report::html::GateView::of(&g.comparison))
+                .as_ref(),
+            None,
+        )
+        .map_err(internal)?,
+    );
     let seed = summary
         .config
         .get("seed")

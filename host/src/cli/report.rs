@@ -1,5 +1,6 @@
-//! `apex-host report`: re-renders `summary.md` from `summary.json` (after editing nothing but
-//! the renderer, or to add a regressions block), without running anything.
+//! `apex-host report`: re-renders `summary.md` and `index.html` from `summary.json` (after
+//! editing nothing but the renderer, to add a regressions block or a history's trends), without
+//! running anything.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,11 @@ pub struct ReportArgs {
     /// comma-separated): csv, junit, bmf, github-action-benchmark.
     #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',', value_parser = crate::report::exports::Format::parse)]
     pub formats: Vec<crate::report::exports::Format>,
+
+    /// A history folder (`run --history`) whose trends index.html shows, change points marked.
+    /// Read only: nothing is appended.
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +86,8 @@ pub enum ReportError {
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error(transparent)]
+    Html(#[from] crate::report::html::HtmlError),
+    #[error(transparent)]
     Lock(#[from] crate::report::LockError),
 }
 
@@ -88,7 +96,10 @@ impl ReportError {
     /// write the Markdown is an internal (I/O) error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Write(_) => ApexExitCode::INTERNAL,
+            Self::Write(_)
+            | Self::Html(
+                crate::report::html::HtmlError::Write(_) | crate::report::html::HtmlError::Chart(_),
+            ) => ApexExitCode::INTERNAL,
             Self::Lock(e) => super::lock::exit_code(e),
             _ => ApexExitCode::CONFIG_ERROR,
         }
@@ -129,6 +140,14 @@ pub fn exec(args: &ReportArgs) -> Result<i32, ReportError> {
     write_atomic(&out, md.as_bytes())?;
     announce(&out, &summary_path);
     let folder = out.parent().unwrap_or(std::path::Path::new("."));
+    let gate = crate::report::html::GateView::read(&args.input_dir)?;
+    let html = crate::report::html::write_report(
+        folder,
+        &summary,
+        gate.as_ref(),
+        args.history.as_deref(),
+    )?;
+    announce(&html, &summary_path);
     for file in crate::report::exports::write_exports(folder, &args.formats, &summary, None)? {
         announce(&file, &summary_path);
     }
@@ -204,6 +223,7 @@ mod tests {
             regressions: None,
             no_wait: false,
             formats: Vec::new(),
+            history: None,
         }
     }
 

@@ -284,6 +284,21 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let mut written = writer
         .finish(&summary, &registry.manifest(), &env)
         .map_err(internal)?;
+    let history = args.history.as_ref().filter(|_| !interrupted);
+    if let Some(dir) = history {
+        crate::compare::history::append(dir, &summary).map_err(internal)?;
+    }
+    written.push(
+        report::html::write_report(
+            &args.output_dir,
+            &summary,
+            gate.as_ref()
+                .map(|g| report::html::GateView::of(&g.comparison))
+                .as_ref(),
+            history.map(PathBuf::as_path),
+        )
+        .map_err(internal)?,
+    );
     written.extend(
         report::exports::write_exports(
             &args.output_dir,
@@ -294,9 +309,6 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         .map_err(internal)?,
     );
     super::replay::write_replay_manifest(&args.output_dir, args.seed, &summary, &written)?;
-    if let Some(dir) = args.history.as_ref().filter(|_| !interrupted) {
-        crate::compare::history::append(dir, &summary).map_err(internal)?;
-    }
     report::print_final(
         &summary,
         &args.output_dir,

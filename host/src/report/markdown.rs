@@ -150,11 +150,12 @@ fn lookup(env: &Value, paths: &[&str]) -> Option<String> {
     })
 }
 
-fn environment(env: &Value, md: &mut String) {
-    md.push_str("## Environment\n\n");
+/// The rows of the environment table: host, OS, CPU, memory, GPU, driver, CUDA, copy line, git,
+/// tool (shared by summary.md and index.html).
+pub(crate) fn environment_rows(env: &Value) -> Vec<(String, String)> {
     let get = |paths: &[&str]| lookup(env, paths).unwrap_or_else(|| NA.into());
-    let mut t = Table::new(&["", ""]);
-    t.row(vec!["host".into(), get(&["host.hostname"])]);
+    let mut rows: Vec<(String, String)> = Vec::new();
+    rows.push(("host".into(), get(&["host.hostname"])));
     let os = match (
         lookup(env, &["host.os_pretty", "host.os"]),
         lookup(env, &["host.kernel_release"]),
@@ -164,7 +165,7 @@ fn environment(env: &Value, md: &mut String) {
         (None, Some(k)) => format!("kernel {k}"),
         (None, None) => NA.into(),
     };
-    t.row(vec!["OS".into(), os]);
+    rows.push(("OS".into(), os));
     let cpu = match lookup(env, &["host.logical_cpus"]) {
         Some(n) => format!(
             "{} ({n} logical CPUs, {})",
@@ -173,11 +174,11 @@ fn environment(env: &Value, md: &mut String) {
         ),
         None => get(&["host.cpu_model"]),
     };
-    t.row(vec!["CPU".into(), cpu]);
-    t.row(vec![
+    rows.push(("CPU".into(), cpu));
+    rows.push((
         "memory".into(),
         lookup(env, &["host.memory_total_mb"]).map_or_else(|| NA.into(), |m| format!("{m} MB")),
-    ]);
+    ));
     // The run merges its facts (`facts.cuda`), the calibrated device (`cuda_device`) and the
     // copy bandwidth over env.json; older or hand-made files may use a flat `cuda` object.
     let gpu = match lookup(
@@ -204,27 +205,24 @@ fn environment(env: &Value, md: &mut String) {
             None => NA.into(),
         },
     };
-    t.row(vec!["GPU".into(), gpu]);
-    t.row(vec![
+    rows.push(("GPU".into(), gpu));
+    rows.push((
         "driver".into(),
         get(&["cuda_device.driver_version", "cuda.driver_version"]),
-    ]);
-    t.row(vec![
+    ));
+    rows.push((
         "CUDA".into(),
         get(&[
             "cuda_device.cuda_driver_api",
             "facts.cuda.driver_version",
             "cuda.cuda_version",
         ]),
-    ]);
+    ));
     if let Some(nvrtc) = lookup(env, &["cuda_device.nvrtc_version"]) {
-        t.row(vec!["NVRTC".into(), nvrtc]);
+        rows.push(("NVRTC".into(), nvrtc));
     }
     if let Some(bw) = lookup(env, &["copy_bandwidth_gbps", "cuda.copy_bandwidth_gbps"]) {
-        t.row(vec![
-            "copy bandwidth".into(),
-            format!("{bw} GB/s (measured)"),
-        ]);
+        rows.push(("copy bandwidth".into(), format!("{bw} GB/s (measured)")));
     }
     let git = match lookup(env, &["git.commit"]) {
         Some(c) => match env.pointer("/git/dirty").and_then(Value::as_bool) {
@@ -233,7 +231,7 @@ fn environment(env: &Value, md: &mut String) {
         },
         None => NA.into(),
     };
-    t.row(vec!["git".into(), git]);
+    rows.push(("git".into(), git));
     let tool = match lookup(env, &["tool.version"]) {
         Some(v) => match lookup(env, &["tool.build_profile"]) {
             Some(p) => format!("{v} ({p} build)"),
@@ -241,7 +239,16 @@ fn environment(env: &Value, md: &mut String) {
         },
         None => NA.into(),
     };
-    t.row(vec!["apex-host".into(), tool]);
+    rows.push(("apex-host".into(), tool));
+    rows
+}
+
+fn environment(env: &Value, md: &mut String) {
+    md.push_str("## Environment\n\n");
+    let mut t = Table::new(&["", ""]);
+    for (k, v) in environment_rows(env) {
+        t.row(vec![k, v]);
+    }
     md.push_str(&t.markdown());
     md.push('\n');
 }

@@ -17,20 +17,22 @@
 //!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]).
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
 //! - [`exports`]: `--format csv|junit|bmf|github-action-benchmark`, the results for other tools.
+//! - [`html`]: `index.html`, the self-contained report with its charts.
 //!
 //! JSON Schemas of every file: `docs/schemas/`.
 
 mod atomic;
 pub mod calibration;
-mod case_view;
+pub(crate) mod case_view;
 pub mod env;
 pub mod exports;
 mod figures_section;
 mod final_table;
 pub mod findings;
 pub mod fmt;
+pub mod html;
 pub mod lock;
-mod markdown;
+pub(crate) mod markdown;
 mod param_columns;
 pub mod paths;
 pub mod progress;

@@ -11,6 +11,7 @@ pub const ENV_JSON: &str = "env.json";
 pub const MANIFEST_JSON: &str = "kernel_manifest.json";
 pub const SUMMARY_JSON: &str = "summary.json";
 pub const SUMMARY_MD: &str = "summary.md";
+pub const INDEX_HTML: &str = "index.html";
 pub const KERNELS_DIR: &str = "kernels";
 /// Finished cases of runs in progress (or killed) live under `<out>/.partial/<run_id>/`.
 pub const PARTIAL_DIR: &str = ".partial";

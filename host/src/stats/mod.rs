@@ -11,8 +11,12 @@
 //! - [`tukey_outliers`]: Tukey fence counts.
 //! - [`summarize`]: one [`crate::model::Summary`] from raw samples.
 //! - [`two_sample`]: ratio-of-quantiles bootstrap and the Mann–Whitney U test.
+//! - [`density`]: a Gaussian kernel density estimate (the HTML report's violins).
+//! - [`change_points`]: level shifts in a metric's history (the HTML report's trends).
 
 pub mod bootstrap;
+mod change_points;
+mod density;
 mod outliers;
 mod quantile;
 mod sample;
@@ -21,6 +25,8 @@ mod summarize;
 pub mod two_sample;
 
 pub use bootstrap::{BootstrapSettings, ConfidenceInterval};
+pub use change_points::change_points;
+pub use density::density;
 pub use outliers::tukey_outliers;
 pub use quantile::quantile_sorted;
 pub use sample::{Sample, SampleError};
