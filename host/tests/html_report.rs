@@ -149,7 +149,28 @@ fn the_html_report_is_complete_self_contained_and_every_chart_draws_in_chromium(
         "{} charts",
         charts.len()
     );
+    check_in_chromium(&out.join("index.html"), dir.path());
+}
 
+/// The browser half for any report: `APEX_HTML_REPORT=path/to/index.html cargo test -p apex-host
+/// --test html_report -- --ignored` (how the H100 run's report is checked on this machine).
+#[test]
+#[ignore = "checks the report named by APEX_HTML_REPORT"]
+fn a_given_report_opens_in_chromium_and_every_chart_draws() {
+    let path = PathBuf::from(std::env::var_os("APEX_HTML_REPORT").expect("set APEX_HTML_REPORT"));
+    let html = std::fs::read_to_string(&path).expect("the report is readable");
+    assert!(!svgs(&html).is_empty(), "the report has charts");
+    let tmp = tempfile::tempdir().unwrap();
+    check_in_chromium(&path, tmp.path());
+}
+
+/// Opens `page` in Chromium: no console message, no network error, the page drew, and every
+/// chart drew (all charts stacked at known offsets in one page, one screenshot, coloured marks
+/// counted inside each chart's own area). Skipped (with a note) without Chromium unless
+/// `APEX_REQUIRE_CHROMIUM` is set.
+fn check_in_chromium(page: &Path, tmp: &Path) {
+    let html = std::fs::read_to_string(page).unwrap();
+    let charts = svgs(&html);
     let Some(chromium) = chromium() else {
         assert!(
             std::env::var_os("APEX_REQUIRE_CHROMIUM").is_none(),
@@ -158,16 +179,8 @@ fn the_html_report_is_complete_self_contained_and_every_chart_draws_in_chromium(
         skip_note("skipping the browser half: no chromium on PATH (install Debian's `chromium`)");
         return;
     };
-
-    // The page loads with no console message and no network error.
-    let page_shot = dir.path().join("page.png");
-    let log = screenshot(
-        &chromium,
-        &out.join("index.html"),
-        &page_shot,
-        (1400, 4000),
-        dir.path(),
-    );
+    let page_shot = tmp.join("page.png");
+    let log = screenshot(&chromium, page, &page_shot, (1400, 4000), tmp);
     for bad in [":CONSOLE(", "net::ERR_", "Failed to load resource"] {
         assert!(!log.contains(bad), "Chromium logged `{bad}`:\n{log}");
     }
@@ -176,38 +189,44 @@ fn the_html_report_is_complete_self_contained_and_every_chart_draws_in_chromium(
         "the page drew"
     );
 
-    // Every chart drew: all charts stacked at known offsets in one page, one screenshot, and
-    // coloured marks (data, not the grey frame and text) counted inside each chart's own area.
-    let mut stacked = String::from(
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{margin:0}div{position:absolute;left:0}</style></head><body>",
-    );
-    let mut areas = Vec::new();
-    let mut top = 0u32;
+    // Pages of stacked charts no taller than a screenshot can be (a large run has hundreds).
+    let mut pages: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut height = 0;
     for svg in &charts {
-        let (w, h) = size(svg);
-        stacked.push_str(&format!("<div style=\"top:{top}px\">{svg}</div>"));
-        areas.push((top, w, h));
-        top += h;
+        let h = size(svg).1;
+        if height + h > 12_000 && !pages.last().unwrap().is_empty() {
+            pages.push(Vec::new());
+            height = 0;
+        }
+        pages.last_mut().unwrap().push(svg);
+        height += h;
     }
-    stacked.push_str("</body></html>");
-    let stacked_path = dir.path().join("charts.html");
-    std::fs::write(&stacked_path, stacked).unwrap();
-    let charts_shot = dir.path().join("charts.png");
-    let width = areas.iter().map(|a| a.1).max().unwrap();
-    screenshot(
-        &chromium,
-        &stacked_path,
-        &charts_shot,
-        (width, top),
-        dir.path(),
-    );
-    let image = decode(&charts_shot);
-    for (i, &(top, w, h)) in areas.iter().enumerate() {
-        let marks = colored_pixels(&image, Some((top, w, h)));
-        assert!(
-            marks >= 40,
-            "chart {i} ({w}x{h} at y={top}) has {marks} coloured pixels: it did not draw"
+    for (p, page_charts) in pages.iter().enumerate() {
+        let mut stacked = String::from(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{margin:0}div{position:absolute;left:0}</style></head><body>",
         );
+        let mut areas = Vec::new();
+        let mut top = 0u32;
+        for svg in page_charts {
+            let (w, h) = size(svg);
+            stacked.push_str(&format!("<div style=\"top:{top}px\">{svg}</div>"));
+            areas.push((top, w, h));
+            top += h;
+        }
+        stacked.push_str("</body></html>");
+        let stacked_path = tmp.join(format!("charts-{p}.html"));
+        std::fs::write(&stacked_path, stacked).unwrap();
+        let shot = tmp.join(format!("charts-{p}.png"));
+        let width = areas.iter().map(|a| a.1).max().unwrap();
+        screenshot(&chromium, &stacked_path, &shot, (width, top), tmp);
+        let image = decode(&shot);
+        for (i, &(top, w, h)) in areas.iter().enumerate() {
+            let marks = colored_pixels(&image, Some((top, w, h)));
+            assert!(
+                marks >= 40,
+                "chart {i} of page {p} ({w}x{h} at y={top}) has {marks} coloured pixels: it did not draw"
+            );
+        }
     }
 }
 
