@@ -8,10 +8,12 @@
 //! instances, K = 256 and 4,099, run back to back and both verified, no second compile). One
 //! line per case; exit 1 on any failure.
 //!
-//! Bench (`--bench`, or `--bench-only` to skip the check): the fixed profile (B=1, K=256, C=128,
-//! fp16) and the large profile (B=8, K=4096, C=1536, fp16) for every direction and each CUDA
-//! tuning of `program::bench_tunings` (the default first), plus K = 65,536 and the large profile
-//! in fp32 with the default tuning. Each row is verified first, then timed three ways:
+//! Bench (`--bench`, or `--bench-only` to skip the check; `--profile fixed,mid` narrows it): the
+//! fixed profile (B=1, K=256, C=128, fp16) and the large profile (B=8, K=4096, C=1536, fp16) for
+//! every direction and each CUDA tuning of `program::bench_tunings`; `mid` shapes between them
+//! with the two production tunings (where the shape rule's crossover lies); K = 65,536 and the
+//! large profile in fp32 with the tuning the rule picks. Each row is verified first, then timed
+//! three ways:
 //!   cold:  L2 flushed (256 MiB memset) before each call, CUDA events around it, median of 100;
 //!   hot:   100 calls captured in one CUDA graph, replayed 10 times, mean per call (one buffer set);
 //!   dram:  as hot after `rotate(n)`, n sets covering 3 × L2 (apex-host's batch mode), the graph
@@ -22,7 +24,7 @@
 //!
 //! ```text
 //! cargo build --release -p apex-plugin-tile-ssm --example tile_ssm_gpu_check
-//! ./target/release/examples/tile_ssm_gpu_check [--bench | --bench-only | --cpu]
+//! ./target/release/examples/tile_ssm_gpu_check [--bench | --bench-only [--profile P,..] | --cpu]
 //! ```
 
 use std::{process::ExitCode, sync::Arc};
@@ -35,7 +37,7 @@ use apex_plugin_tile_ssm::{
     case::ScanKernel,
     harness::{check, params, request},
     problem::{Direction, tolerance},
-    program::{CudaTuning, bench_tunings},
+    program::{CudaTuning, bench_tunings, production_tunings},
     self_check,
 };
 use cudarc::driver::{
@@ -52,6 +54,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let bench_only = args.iter().any(|a| a == "--bench-only");
     let bench = bench_only || args.iter().any(|a| a == "--bench");
+    // `--profile fixed,mid`: only those bench profiles (default: every one).
+    let profiles: Vec<String> = args
+        .iter()
+        .position(|a| a == "--profile")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     if args.iter().any(|a| a == "--cpu") {
         // The same check plan on the CPU backend (no GPU needed): proves the plan and the reference.
         let lines = self_check::run(None, &|| Ok(()));
@@ -105,7 +114,7 @@ fn main() -> ExitCode {
         failures += report(&lines);
     }
     if bench {
-        failures += run_bench(&ctx, &stream, handles);
+        failures += run_bench(&ctx, &stream, handles, &profiles);
     }
     println!(
         "{}",
@@ -166,14 +175,32 @@ fn report(lines: &[self_check::CheckLine]) -> usize {
     failures
 }
 
-/// A profile: label, B, K, C, precision, and whether every tuning is compared.
-type Profile = (&'static str, i64, i64, i64, Precision, bool);
+/// Which block shapes a profile times.
+#[derive(Clone, Copy)]
+enum Tunings {
+    /// Every shape of `program::bench_tunings`.
+    All,
+    /// The two the shape rule chooses between (`program::production_tunings`): the crossover.
+    Production,
+    /// Only the one the shape rule picks for the profile's B and C.
+    Rule,
+}
 
-const PROFILES: [Profile; 4] = [
-    ("fixed", 1, 256, 128, Precision::Fp16, true),
-    ("large", 8, 4096, 1536, Precision::Fp16, true),
-    ("long", 1, 65_536, 128, Precision::Fp16, false),
-    ("large", 8, 4096, 1536, Precision::Fp32, false),
+/// A profile: label, B, K, C, precision, and the tunings it compares.
+type Profile = (&'static str, i64, i64, i64, Precision, Tunings);
+
+const PROFILES: [Profile; 11] = [
+    ("fixed", 1, 256, 128, Precision::Fp16, Tunings::All),
+    ("large", 8, 4096, 1536, Precision::Fp16, Tunings::All),
+    ("mid", 1, 256, 1536, Precision::Fp16, Tunings::Production),
+    ("mid", 1, 4096, 1536, Precision::Fp16, Tunings::Production),
+    ("mid", 2, 4096, 1536, Precision::Fp16, Tunings::Production),
+    ("mid", 4, 4096, 1024, Precision::Fp16, Tunings::Production),
+    ("mid", 4, 4096, 1536, Precision::Fp16, Tunings::Production),
+    ("mid", 8, 4096, 1024, Precision::Fp16, Tunings::Production),
+    ("mid", 8, 256, 1536, Precision::Fp16, Tunings::Production),
+    ("long", 1, 65_536, 128, Precision::Fp16, Tunings::Rule),
+    ("large", 8, 4096, 1536, Precision::Fp32, Tunings::Rule),
 ];
 
 /// apex-host's rule (host `measure::rotation`): sets covering 3 × L2, at most 2048.
@@ -265,7 +292,12 @@ impl Timer<'_> {
 }
 
 #[expect(clippy::print_stdout, reason = "a command-line example")]
-fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHandles) -> usize {
+fn run_bench(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    handles: CudaHandles,
+    profiles: &[String],
+) -> usize {
     let timer = Timer { ctx, stream };
     let l2 = ctx
         .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
@@ -323,11 +355,14 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
     );
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
-    for (label, b, k, c, precision, all_tunings) in PROFILES {
-        let tunings: Vec<CudaTuning> = if all_tunings {
-            bench_tunings()
-        } else {
-            vec![CudaTuning::default()]
+    for (label, b, k, c, precision, which) in PROFILES {
+        if !profiles.is_empty() && !profiles.iter().any(|p| p == label) {
+            continue;
+        }
+        let tunings: Vec<CudaTuning> = match which {
+            Tunings::All => bench_tunings(),
+            Tunings::Production => production_tunings().to_vec(),
+            Tunings::Rule => vec![CudaTuning::for_shape(b as usize, c as usize)],
         };
         for direction in Direction::ALL {
             for &tuning in &tunings {
@@ -368,12 +403,7 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
                     })
                 })();
                 let name = direction.kernel_id();
-                let t = format!(
-                    "{}x{}{}",
-                    tuning.chunks,
-                    tuning.tokens_per_thread,
-                    if tuning.prefetch { " pf" } else { "" }
-                );
+                let t = tuning.label();
                 match row {
                     Ok(Row {
                         cold,

@@ -20,20 +20,31 @@ use crate::{
 #[derive(Debug, Clone, Copy)]
 pub struct ScanKernel {
     direction: Direction,
-    tuning: CudaTuning,
+    /// A fixed block shape, or `None` for [`CudaTuning::for_shape`]'s choice per case.
+    tuning: Option<CudaTuning>,
 }
 
 impl ScanKernel {
     pub fn new(direction: Direction) -> Self {
         Self {
             direction,
-            tuning: CudaTuning::default(),
+            tuning: None,
         }
     }
 
-    /// The same kernel with another CUDA block shape (the GPU check's `--bench` compares them).
+    /// The same kernel with a fixed CUDA block shape for every shape (the GPU check's `--bench`
+    /// compares them; the self-check runs each production shape on every case).
     pub fn with_tuning(direction: Direction, tuning: CudaTuning) -> Self {
-        Self { direction, tuning }
+        Self {
+            direction,
+            tuning: Some(tuning),
+        }
+    }
+
+    /// The block shape a CUDA case of `problem` runs with.
+    pub fn tuning_for(&self, problem: &ScanProblem) -> CudaTuning {
+        self.tuning
+            .unwrap_or_else(|| CudaTuning::for_shape(problem.batch, problem.channels))
     }
 }
 
@@ -75,7 +86,8 @@ impl<T: Element> ScanCase<T> {
                 let handles = request.cuda.as_ref().into_option().ok_or_else(|| {
                     PluginError::invalid("a cuda case needs the host's CUDA handles (hint: run it with --backends cuda on a GPU host)")
                 })?;
-                let device = DeviceState::new(handles, &problem, kernel.tuning, &inputs)?;
+                let device =
+                    DeviceState::new(handles, &problem, kernel.tuning_for(&problem), &inputs)?;
                 (None, Some(device))
             }
             Backend::Trt => {

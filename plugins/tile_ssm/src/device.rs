@@ -74,6 +74,8 @@ impl DeviceState {
         tuning: CudaTuning,
         inputs: &ScanInputs<T>,
     ) -> Result<Self, PluginError> {
+        // Two channels per lane need an even C: the kernel's vector accesses assume it.
+        let tuning = tuning.fit(problem.channels);
         let session = CudaSession::attach(handles)?;
         let source = program::source(T::PRECISION, tuning)?;
         let ptx = program::ptx(&source, session.arch())?;
@@ -243,11 +245,11 @@ impl DeviceState {
         Ok(self.sets.len() as u32)
     }
 
-    /// Grid `(ceil(C/32), B)`, block `(32, chunks)`.
-    pub fn launch_config(problem: &ScanProblem, tuning: CudaTuning) -> LaunchConfig {
+    /// Grid `(ceil(C / (32 * channels_per_lane)), B)`, block `(32, chunks)`.
+    fn launch_config(problem: &ScanProblem, tuning: CudaTuning) -> LaunchConfig {
         LaunchConfig {
             grid_dim: (
-                problem.channels.div_ceil(32) as u32,
+                problem.channels.div_ceil(tuning.block_channels()) as u32,
                 problem.batch as u32,
                 1,
             ),

@@ -2,7 +2,8 @@
 //! with a low clamp) × K ∈ {1, 17, 256, 4096, 65536} × fp32/fp16/bf16, on the given CUDA handles.
 //! Each case is checked on two calls with fresh inputs and poisoned outputs (the original's
 //! autotune bug only showed on the second call), then after `rotate(4)` once per buffer set and
-//! once more through `prepare_check`. Two extra groups: B = 64 with C = 33, and a change of K
+//! once more through `prepare_check`. On CUDA the plan runs once per production block shape
+//! (`program::production_tunings`), whichever the shape rule would pick. Two extra groups: B = 64 with C = 33, and a change of K
 //! within the process (two instances with different K run back to back, both verified, with no
 //! NVRTC compile for the second).
 
@@ -16,7 +17,7 @@ use crate::{
     case::{ScanCase, ScanKernel},
     harness::{check, describe, params, request},
     problem::{Direction, tolerance},
-    program,
+    program::{self, CudaTuning},
 };
 
 /// The sequence lengths every variant is checked at: one step, a partial chunk, exactly one
@@ -163,20 +164,37 @@ pub fn run(
     handles: Option<CudaHandles>,
     sync: &dyn Fn() -> Result<(), PluginError>,
 ) -> Vec<CheckLine> {
+    // On CUDA every production block shape runs the whole plan (the shape rule picks one by B·C,
+    // and the plan's shapes are small); the CPU has one path.
+    let tunings: Vec<Option<CudaTuning>> = if handles.is_some() {
+        program::production_tunings()
+            .into_iter()
+            .map(Some)
+            .collect()
+    } else {
+        vec![None]
+    };
     let mut lines = Vec::new();
     for direction in Direction::ALL {
         let kernel = ScanKernel::new(direction);
-        for variant in variants(direction) {
-            for k in STEPS {
-                let mut o = shape(k);
-                o.extend(variant.iter().cloned());
-                for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
-                    let r = match precision {
-                        Precision::Fp32 => full_cycle::<f32>(&kernel, &o, handles, sync),
-                        Precision::Fp16 => full_cycle::<f16>(&kernel, &o, handles, sync),
-                        _ => full_cycle::<bf16>(&kernel, &o, handles, sync),
-                    };
-                    lines.push(line(&kernel, precision, &o, r));
+        for tuning in &tunings {
+            let tuned = tuning.map_or(kernel, |t| ScanKernel::with_tuning(direction, t));
+            for variant in variants(direction) {
+                for k in STEPS {
+                    let mut o = shape(k);
+                    o.extend(variant.iter().cloned());
+                    for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+                        let r = match precision {
+                            Precision::Fp32 => full_cycle::<f32>(&tuned, &o, handles, sync),
+                            Precision::Fp16 => full_cycle::<f16>(&tuned, &o, handles, sync),
+                            _ => full_cycle::<bf16>(&tuned, &o, handles, sync),
+                        };
+                        let mut l = line(&tuned, precision, &o, r);
+                        if let Some(t) = tuning {
+                            l.params = format!("{} tuning={}", l.params, t.label());
+                        }
+                        lines.push(l);
+                    }
                 }
             }
         }

@@ -4,9 +4,11 @@
 //
 // Defines (the only compile-time inputs; B, K and C are kernel arguments, so one module serves
 // every shape): DTYPE (0 fp32, 1 fp16, 2 bf16), CHUNKS (warps per block), TPT (tokens per thread
-// per super-chunk), PREFETCH (0/1), DECAY_MIN_BITS / DECAY_MAX_BITS (the f32 decay clamp).
+// per super-chunk), CPL (channels per lane, 1 or 2), PREFETCH (0/1), DECAY_MIN_BITS /
+// DECAY_MAX_BITS (the f32 decay clamp).
 //
-// Layout. Grid (ceil(C/32), B), block (32, CHUNKS): lane = channel, warp = chunk. A block walks K
+// Layout. Grid (ceil(C/(32*CPL)), B), block (32, CHUNKS): lane = CPL adjacent channels (one
+// 2, 4 or 8-byte access per token row), warp = chunk. CPL 2 needs an even C (the host checks). A block walks K
 // in super-chunks of SUPER = CHUNKS*TPT steps; in each, warp j owns the TPT steps
 // [j*TPT, (j+1)*TPT) and holds their tokens in registers (loaded once, coalesced over channels).
 //   1. Each thread scans its chunk from s = 0: end state e_j, and p_j = a^n_j (n_j valid steps;
@@ -22,6 +24,9 @@
 // is stored once. When K fits one super-chunk this is a single pass over the tokens. Longer K
 // first walks the super-chunks right to left and records the backward carry entering each one
 // in `scratch` ([B, nsup, C] floats), then walks left to right as above (tokens read twice).
+// Tried and dropped (H100, 2026-11-25): for K within one super-chunk, a warp per chunk and
+// direction (2*CHUNKS warps, backward states handed over in shared memory) halves each thread's
+// chain but took 5.46 us at the fixed profile against 4.78 for this kernel (DRAM-cold graph).
 //
 // Policies shared with the CPU paths: NaN tokens -> 0, then clamp to [-clampv, clampv] (so
 // +-inf -> +-clampv); a = clamp(decay, DECAY_MIN, DECAY_MAX); the gate clamped to [0, 1].
@@ -35,6 +40,16 @@
 typedef float S;
 #else
 typedef unsigned short S;
+#endif
+
+// V: the channels one lane owns, loaded and stored as one access (CPL 2: 4 bytes for 16-bit
+// storage, 8 for fp32; the host launches CPL 2 only when C is even, so every access is aligned).
+#if CPL == 1
+typedef S V;
+#elif DTYPE == 0
+typedef float2 V;
+#else
+typedef unsigned int V;
 #endif
 
 __device__ __forceinline__ float to_f32(S v) {
@@ -64,6 +79,42 @@ __device__ __forceinline__ S from_f32(float f) {
 #endif
 }
 
+__device__ __forceinline__ V zero_v() {
+#if CPL == 2 && DTYPE == 0
+    V v;
+    v.x = 0.0f;
+    v.y = 0.0f;
+    return v;
+#else
+    return (V)0;
+#endif
+}
+
+__device__ __forceinline__ void unpack(V v, float (&f)[CPL]) {
+#if CPL == 1
+    f[0] = to_f32(v);
+#elif DTYPE == 0
+    f[0] = v.x;
+    f[1] = v.y;
+#else
+    f[0] = to_f32((S)(v & 0xffffu));
+    f[1] = to_f32((S)(v >> 16));
+#endif
+}
+
+__device__ __forceinline__ V pack(const float (&f)[CPL]) {
+#if CPL == 1
+    return from_f32(f[0]);
+#elif DTYPE == 0
+    V v;
+    v.x = f[0];
+    v.y = f[1];
+    return v;
+#else
+    return (unsigned int)from_f32(f[0]) | ((unsigned int)from_f32(f[1]) << 16);
+#endif
+}
+
 // Per-channel constants: w = gw*x + bw is the (1-a)*(g*x + bias) term of the step.
 struct Chan {
     float a, gw, bw, o;
@@ -85,26 +136,47 @@ __device__ __forceinline__ float clean_token(float x, float clampv) {
     return fminf(fmaxf(x, -clampv), clampv);
 }
 
+// The lane's place: vector column cv (channels c0 .. c0+CPL-1) of CV = C/CPL columns.
+struct Lane {
+    int cv, c0, CV;
+    bool live;
+};
+
+__device__ __forceinline__ Lane lane_of(int C) {
+    Lane l;
+    l.cv = blockIdx.x * LANES + threadIdx.x;
+    l.c0 = l.cv * CPL;
+    l.CV = C / CPL;
+    l.live = l.c0 < C;
+    return l;
+}
+
 // Tokens of the TPT steps r0 .. r0+TPT-1 in processing order (REV: step r is k = K-1-r). Steps
-// past K and dead lanes (c >= C) load nothing.
+// past K and dead lanes load nothing.
 template <int REV>
-__device__ __forceinline__ void load_tokens(S (&raw)[TPT], const S* __restrict__ tokens, size_t row0, int K,
-                                            int C, int c, bool live, int r0) {
+__device__ __forceinline__ void load_tokens(V (&raw)[TPT], const V* __restrict__ tokens, size_t row0, int K,
+                                            const Lane& l, int r0) {
 #pragma unroll
     for (int t = 0; t < TPT; ++t) {
         const int r = r0 + t;
-        S v = (S)0;
-        if (live && r < K) {
+        V v = zero_v();
+        if (l.live && r < K) {
             const int k = REV ? K - 1 - r : r;
-            v = tokens[(row0 + (size_t)k) * (size_t)C + c];
+            v = tokens[(row0 + (size_t)k) * (size_t)l.CV + l.cv];
         }
         raw[t] = v;
     }
 }
 
-__device__ __forceinline__ void to_terms(float (&w)[TPT], const S (&raw)[TPT], const Chan& ch, float clampv) {
+__device__ __forceinline__ void to_terms(float (&w)[TPT][CPL], const V (&raw)[TPT], const Chan (&ch)[CPL],
+                                         float clampv) {
 #pragma unroll
-    for (int t = 0; t < TPT; ++t) w[t] = fmaf(ch.gw, clean_token(to_f32(raw[t]), clampv), ch.bw);
+    for (int t = 0; t < TPT; ++t) {
+        float x[CPL];
+        unpack(raw[t], x);
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) w[t][i] = fmaf(ch[i].gw, clean_token(x[i], clampv), ch[i].bw);
+    }
 }
 
 __device__ __forceinline__ int valid_steps(int K, int r0) {
@@ -113,78 +185,105 @@ __device__ __forceinline__ int valid_steps(int K, int r0) {
 
 // Forward (REV = 0) or backward (REV = 1): one pass over the tokens.
 template <int REV>
-__device__ __forceinline__ void scan_single(const S* __restrict__ tokens, const float* __restrict__ params,
-                                            const S* __restrict__ init, int has_init, S* __restrict__ y,
+__device__ __forceinline__ void scan_single(const V* __restrict__ tokens, const float* __restrict__ params,
+                                            const S* __restrict__ init, int has_init, V* __restrict__ y,
                                             S* __restrict__ state, int K, int C, float clampv) {
-    __shared__ float sh_e[2][CHUNKS][LANES];
-    __shared__ float sh_p[2][CHUNKS][LANES];
+    __shared__ float sh_e[2][CHUNKS][CPL][LANES];
+    __shared__ float sh_p[2][CHUNKS][CPL][LANES];
     const int lane = threadIdx.x, j = threadIdx.y;
     const int b = blockIdx.y;
-    const int c = blockIdx.x * LANES + lane;
-    const bool live = c < C;
-    const Chan ch = load_chan(params, C, live ? c : 0);
+    const Lane l = lane_of(C);
+    Chan ch[CPL];
+    float carry[CPL];
+#pragma unroll
+    for (int i = 0; i < CPL; ++i) {
+        ch[i] = load_chan(params, C, l.live ? l.c0 + i : 0);
+        carry[i] = (has_init && l.live) ? to_f32(init[(size_t)b * C + l.c0 + i]) : 0.0f;
+    }
     const size_t row0 = (size_t)b * (size_t)K;
-    float carry = (has_init && live) ? to_f32(init[(size_t)b * C + c]) : 0.0f;
     const int nsup = (K + SUPER - 1) / SUPER;
-    S raw[TPT];
+    V raw[TPT];
 #if PREFETCH
-    load_tokens<REV>(raw, tokens, row0, K, C, c, live, j * TPT);
+    load_tokens<REV>(raw, tokens, row0, K, l, j * TPT);
 #endif
     for (int it = 0; it < nsup; ++it) {
         const int r0 = it * SUPER + j * TPT;
         const int n = valid_steps(K, r0);
 #if !PREFETCH
-        load_tokens<REV>(raw, tokens, row0, K, C, c, live, r0);
+        load_tokens<REV>(raw, tokens, row0, K, l, r0);
 #endif
-        float w[TPT];
+        float w[TPT][CPL];
         to_terms(w, raw, ch, clampv);
 #if PREFETCH
-        if (it + 1 < nsup) load_tokens<REV>(raw, tokens, row0, K, C, c, live, r0 + SUPER);
+        if (it + 1 < nsup) load_tokens<REV>(raw, tokens, row0, K, l, r0 + SUPER);
 #endif
-        float e = 0.0f, p = 1.0f;
+        float e[CPL], p[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) {
+            e[i] = 0.0f;
+            p[i] = 1.0f;
+        }
 #pragma unroll
         for (int t = 0; t < TPT; ++t) {
             if (t < n) {
-                e = fmaf(ch.a, e, w[t]);
-                p *= ch.a;
+#pragma unroll
+                for (int i = 0; i < CPL; ++i) {
+                    e[i] = fmaf(ch[i].a, e[i], w[t][i]);
+                    p[i] *= ch[i].a;
+                }
             }
         }
         const int par = it & 1;
-        sh_e[par][j][lane] = e;
-        sh_p[par][j][lane] = p;
-        __syncthreads();
-        float cin = carry, cur = carry;
 #pragma unroll
-        for (int q = 0; q < CHUNKS; ++q) {
-            if (q == j) cin = cur;
-            cur = fmaf(sh_p[par][q][lane], cur, sh_e[par][q][lane]);
+        for (int i = 0; i < CPL; ++i) {
+            sh_e[par][j][i][lane] = e[i];
+            sh_p[par][j][i][lane] = p[i];
         }
-        carry = cur;
-        float s = cin;
+        __syncthreads();
+        float s[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) {
+            float cin = carry[i], cur = carry[i];
+#pragma unroll
+            for (int q = 0; q < CHUNKS; ++q) {
+                if (q == j) cin = cur;
+                cur = fmaf(sh_p[par][q][i][lane], cur, sh_e[par][q][i][lane]);
+            }
+            carry[i] = cur;
+            s[i] = cin;
+        }
 #pragma unroll
         for (int t = 0; t < TPT; ++t) {
             if (t < n) {
-                s = fmaf(ch.a, s, w[t]);
-                if (live) {
+                float out[CPL];
+#pragma unroll
+                for (int i = 0; i < CPL; ++i) {
+                    s[i] = fmaf(ch[i].a, s[i], w[t][i]);
+                    out[i] = ch[i].o * s[i];
+                }
+                if (l.live) {
                     const int r = r0 + t;
                     const int k = REV ? K - 1 - r : r;
-                    y[(row0 + (size_t)k) * (size_t)C + c] = from_f32(ch.o * s);
+                    y[(row0 + (size_t)k) * (size_t)l.CV + l.cv] = pack(out);
                 }
             }
         }
     }
-    if (j == 0 && live) state[(size_t)b * C + c] = from_f32(carry);
+    if (j == 0 && l.live) {
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) state[(size_t)b * C + l.c0 + i] = from_f32(carry[i]);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(CHUNKS * LANES)
-tile_ssm_forward(const S* __restrict__ tokens, const float* __restrict__ params, const S* __restrict__ init,
-                 int has_init, S* __restrict__ y, S* __restrict__ state, int K, int C, float clampv) {
+tile_ssm_forward(const V* __restrict__ tokens, const float* __restrict__ params, const S* __restrict__ init,
+                 int has_init, V* __restrict__ y, S* __restrict__ state, int K, int C, float clampv) {
     scan_single<0>(tokens, params, init, has_init, y, state, K, C, clampv);
 }
 
 extern "C" __global__ void __launch_bounds__(CHUNKS * LANES)
-tile_ssm_backward(const S* __restrict__ tokens, const float* __restrict__ params, const S* __restrict__ init,
-                  int has_init, S* __restrict__ y, S* __restrict__ state, int K, int C, float clampv) {
+tile_ssm_backward(const V* __restrict__ tokens, const float* __restrict__ params, const S* __restrict__ init,
+                  int has_init, V* __restrict__ y, S* __restrict__ state, int K, int C, float clampv) {
     scan_single<1>(tokens, params, init, has_init, y, state, K, C, clampv);
 }
 
@@ -193,70 +292,93 @@ tile_ssm_backward(const S* __restrict__ tokens, const float* __restrict__ params
 // merge: 0 sum, 1 avg, 2 gated with gate[b*gate_bstride + c] (gate_bstride 0: [C]; C: [B,1,C]).
 // state: [B, 2, C] (forward, backward). scratch: [B, nsup, C] floats, used when K > SUPER.
 extern "C" __global__ void __launch_bounds__(CHUNKS * LANES)
-tile_ssm_bidirectional(const S* __restrict__ tokens, const float* __restrict__ params,
+tile_ssm_bidirectional(const V* __restrict__ tokens, const float* __restrict__ params,
                        const S* __restrict__ init, int has_init, int init_bstride, int init_dstride,
-                       const float* __restrict__ gate, int merge, int gate_bstride, S* __restrict__ y,
+                       const float* __restrict__ gate, int merge, int gate_bstride, V* __restrict__ y,
                        S* __restrict__ state, float* __restrict__ scratch, int K, int C, float clampv) {
-    __shared__ float sh_ef[2][CHUNKS][LANES];
-    __shared__ float sh_eb[2][CHUNKS][LANES];
-    __shared__ float sh_p[2][CHUNKS][LANES];
+    __shared__ float sh_ef[2][CHUNKS][CPL][LANES];
+    __shared__ float sh_eb[2][CHUNKS][CPL][LANES];
+    __shared__ float sh_p[2][CHUNKS][CPL][LANES];
     const int lane = threadIdx.x, j = threadIdx.y;
     const int b = blockIdx.y;
-    const int c = blockIdx.x * LANES + lane;
-    const bool live = c < C;
-    const Chan ch = load_chan(params, C, live ? c : 0);
+    const Lane l = lane_of(C);
+    Chan ch[CPL];
+    float wf[CPL], wb[CPL], carry_f[CPL], carry_b[CPL];
+#pragma unroll
+    for (int i = 0; i < CPL; ++i) {
+        const int c = l.c0 + i;
+        ch[i] = load_chan(params, C, l.live ? c : 0);
+        wf[i] = 0.5f;
+        wb[i] = 0.5f;
+        if (merge == 0) {
+            wf[i] = 1.0f;
+            wb[i] = 1.0f;
+        } else if (merge == 2) {
+            const float g = l.live ? fminf(fmaxf(gate[(size_t)b * gate_bstride + c], 0.0f), 1.0f) : 0.5f;
+            wf[i] = g;
+            wb[i] = 1.0f - g;
+        }
+        carry_f[i] = 0.0f;
+        carry_b[i] = 0.0f;
+        if (has_init && l.live) {
+            carry_f[i] = to_f32(init[(size_t)b * init_bstride + c]);
+            carry_b[i] = to_f32(init[(size_t)b * init_bstride + init_dstride + c]);
+        }
+    }
     const size_t row0 = (size_t)b * (size_t)K;
-    float wf = 0.5f, wb = 0.5f;
-    if (merge == 0) {
-        wf = 1.0f;
-        wb = 1.0f;
-    } else if (merge == 2) {
-        const float g = live ? fminf(fmaxf(gate[(size_t)b * gate_bstride + c], 0.0f), 1.0f) : 0.5f;
-        wf = g;
-        wb = 1.0f - g;
-    }
-    float carry_f = 0.0f, carry_b = 0.0f;
-    if (has_init && live) {
-        carry_f = to_f32(init[(size_t)b * init_bstride + c]);
-        carry_b = to_f32(init[(size_t)b * init_bstride + init_dstride + c]);
-    }
     const int nsup = (K + SUPER - 1) / SUPER;
-    S raw[TPT];
+    V raw[TPT];
 
     // Phase 1 (only when K > SUPER): right to left, the backward carry entering each super-chunk.
     if (nsup > 1) {
-        float rc = carry_b;
+        float rc[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) rc[i] = carry_b[i];
 #if PREFETCH
-        load_tokens<0>(raw, tokens, row0, K, C, c, live, (nsup - 1) * SUPER + j * TPT);
+        load_tokens<0>(raw, tokens, row0, K, l, (nsup - 1) * SUPER + j * TPT);
 #endif
         for (int it = nsup - 1; it >= 1; --it) {
             const int r0 = it * SUPER + j * TPT;
             const int n = valid_steps(K, r0);
 #if !PREFETCH
-            load_tokens<0>(raw, tokens, row0, K, C, c, live, r0);
+            load_tokens<0>(raw, tokens, row0, K, l, r0);
 #endif
-            float w[TPT];
+            float w[TPT][CPL];
             to_terms(w, raw, ch, clampv);
 #if PREFETCH
-            if (it > 1) load_tokens<0>(raw, tokens, row0, K, C, c, live, r0 - SUPER);
+            if (it > 1) load_tokens<0>(raw, tokens, row0, K, l, r0 - SUPER);
 #endif
-            float e = 0.0f, p = 1.0f;
+            float e[CPL], p[CPL];
+#pragma unroll
+            for (int i = 0; i < CPL; ++i) {
+                e[i] = 0.0f;
+                p[i] = 1.0f;
+            }
 #pragma unroll
             for (int t = TPT - 1; t >= 0; --t) {
                 if (t < n) {
-                    e = fmaf(ch.a, e, w[t]);
-                    p *= ch.a;
+#pragma unroll
+                    for (int i = 0; i < CPL; ++i) {
+                        e[i] = fmaf(ch[i].a, e[i], w[t][i]);
+                        p[i] *= ch[i].a;
+                    }
                 }
             }
             const int par = it & 1;
-            sh_eb[par][j][lane] = e;
-            sh_p[par][j][lane] = p;
-            __syncthreads();
-            float cur = rc;
 #pragma unroll
-            for (int q = CHUNKS - 1; q >= 0; --q) cur = fmaf(sh_p[par][q][lane], cur, sh_eb[par][q][lane]);
-            rc = cur;
-            if (j == 0 && live) scratch[((size_t)b * nsup + (it - 1)) * C + c] = rc;
+            for (int i = 0; i < CPL; ++i) {
+                sh_eb[par][j][i][lane] = e[i];
+                sh_p[par][j][i][lane] = p[i];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < CPL; ++i) {
+                float cur = rc[i];
+#pragma unroll
+                for (int q = CHUNKS - 1; q >= 0; --q) cur = fmaf(sh_p[par][q][i][lane], cur, sh_eb[par][q][i][lane]);
+                rc[i] = cur;
+                if (j == 0 && l.live) scratch[((size_t)b * nsup + (it - 1)) * C + l.c0 + i] = cur;
+            }
         }
         // The scratch writes of phase 1 become visible to the whole block, and no thread is
         // still reading phase 1's shared memory when phase 2 writes it.
@@ -264,73 +386,114 @@ tile_ssm_bidirectional(const S* __restrict__ tokens, const float* __restrict__ p
     }
 
     // Phase 2: left to right, both directions, merged stores.
-    float cf = carry_f, final_b = 0.0f;
+    float cf[CPL], final_b[CPL];
+#pragma unroll
+    for (int i = 0; i < CPL; ++i) {
+        cf[i] = carry_f[i];
+        final_b[i] = 0.0f;
+    }
 #if PREFETCH
-    load_tokens<0>(raw, tokens, row0, K, C, c, live, j * TPT);
+    load_tokens<0>(raw, tokens, row0, K, l, j * TPT);
 #endif
     for (int it = 0; it < nsup; ++it) {
         const int r0 = it * SUPER + j * TPT;
         const int n = valid_steps(K, r0);
 #if !PREFETCH
-        load_tokens<0>(raw, tokens, row0, K, C, c, live, r0);
+        load_tokens<0>(raw, tokens, row0, K, l, r0);
 #endif
-        float w[TPT];
+        float w[TPT][CPL];
         to_terms(w, raw, ch, clampv);
 #if PREFETCH
-        if (it + 1 < nsup) load_tokens<0>(raw, tokens, row0, K, C, c, live, r0 + SUPER);
+        if (it + 1 < nsup) load_tokens<0>(raw, tokens, row0, K, l, r0 + SUPER);
 #endif
-        float ef = 0.0f, eb = 0.0f, p = 1.0f;
+        float ef[CPL], eb[CPL], p[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) {
+            ef[i] = 0.0f;
+            eb[i] = 0.0f;
+            p[i] = 1.0f;
+        }
 #pragma unroll
         for (int t = 0; t < TPT; ++t) {
             if (t < n) {
-                ef = fmaf(ch.a, ef, w[t]);
-                p *= ch.a;
+#pragma unroll
+                for (int i = 0; i < CPL; ++i) {
+                    ef[i] = fmaf(ch[i].a, ef[i], w[t][i]);
+                    p[i] *= ch[i].a;
+                }
             }
         }
 #pragma unroll
         for (int t = TPT - 1; t >= 0; --t) {
-            if (t < n) eb = fmaf(ch.a, eb, w[t]);
+            if (t < n) {
+#pragma unroll
+                for (int i = 0; i < CPL; ++i) eb[i] = fmaf(ch[i].a, eb[i], w[t][i]);
+            }
         }
         const int par = it & 1;
-        sh_ef[par][j][lane] = ef;
-        sh_eb[par][j][lane] = eb;
-        sh_p[par][j][lane] = p;
-        const float right = (it == nsup - 1 || !live) ? carry_b : scratch[((size_t)b * nsup + it) * C + c];
+        float right[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) {
+            sh_ef[par][j][i][lane] = ef[i];
+            sh_eb[par][j][i][lane] = eb[i];
+            sh_p[par][j][i][lane] = p[i];
+            right[i] = (it == nsup - 1 || !l.live) ? carry_b[i] : scratch[((size_t)b * nsup + it) * C + l.c0 + i];
+        }
         __syncthreads();
-        float cin_f = cf, cur = cf;
+        float cin_f[CPL], cin_b[CPL];
 #pragma unroll
-        for (int q = 0; q < CHUNKS; ++q) {
-            if (q == j) cin_f = cur;
-            cur = fmaf(sh_p[par][q][lane], cur, sh_ef[par][q][lane]);
-        }
-        cf = cur;
-        float cin_b = right;
-        cur = right;
+        for (int i = 0; i < CPL; ++i) {
+            float cin = cf[i], cur = cf[i];
 #pragma unroll
-        for (int q = CHUNKS - 1; q >= 0; --q) {
-            if (q == j) cin_b = cur;
-            cur = fmaf(sh_p[par][q][lane], cur, sh_eb[par][q][lane]);
+            for (int q = 0; q < CHUNKS; ++q) {
+                if (q == j) cin = cur;
+                cur = fmaf(sh_p[par][q][i][lane], cur, sh_ef[par][q][i][lane]);
+            }
+            cf[i] = cur;
+            cin_f[i] = cin;
+            cin = right[i];
+            cur = right[i];
+#pragma unroll
+            for (int q = CHUNKS - 1; q >= 0; --q) {
+                if (q == j) cin = cur;
+                cur = fmaf(sh_p[par][q][i][lane], cur, sh_eb[par][q][i][lane]);
+            }
+            cin_b[i] = cin;
+            // After the whole first super-chunk, the backward chain has processed k = 0: its final state.
+            if (it == 0) final_b[i] = cur;
         }
-        // After the whole first super-chunk, the backward chain has processed k = 0: its final state.
-        if (it == 0) final_b = cur;
-        float sb[TPT];
-        float s = cin_b;
+        float sb[TPT][CPL];
+        float s[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) s[i] = cin_b[i];
 #pragma unroll
         for (int t = TPT - 1; t >= 0; --t) {
-            if (t < n) s = fmaf(ch.a, s, w[t]);
-            sb[t] = s;
+#pragma unroll
+            for (int i = 0; i < CPL; ++i) {
+                if (t < n) s[i] = fmaf(ch[i].a, s[i], w[t][i]);
+                sb[t][i] = s[i];
+            }
         }
-        s = cin_f;
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) s[i] = cin_f[i];
 #pragma unroll
         for (int t = 0; t < TPT; ++t) {
             if (t < n) {
-                s = fmaf(ch.a, s, w[t]);
-                if (live) y[(row0 + (size_t)(r0 + t)) * (size_t)C + c] = from_f32(ch.o * fmaf(wf, s, wb * sb[t]));
+                float out[CPL];
+#pragma unroll
+                for (int i = 0; i < CPL; ++i) {
+                    s[i] = fmaf(ch[i].a, s[i], w[t][i]);
+                    out[i] = ch[i].o * fmaf(wf[i], s[i], wb[i] * sb[t][i]);
+                }
+                if (l.live) y[(row0 + (size_t)(r0 + t)) * (size_t)l.CV + l.cv] = pack(out);
             }
         }
     }
-    if (j == 0 && live) {
-        state[((size_t)b * 2) * C + c] = from_f32(cf);
-        state[((size_t)b * 2 + 1) * C + c] = from_f32(final_b);
+    if (j == 0 && l.live) {
+#pragma unroll
+        for (int i = 0; i < CPL; ++i) {
+            state[((size_t)b * 2) * C + l.c0 + i] = from_f32(cf[i]);
+            state[((size_t)b * 2 + 1) * C + l.c0 + i] = from_f32(final_b[i]);
+        }
     }
 }
