@@ -248,4 +248,27 @@ mod tests {
                 .contains("keys:")
         );
     }
+
+    #[test]
+    fn the_document_matches_its_schema_and_the_schema_has_teeth() {
+        let schema = include_str!("../../../../docs/schemas/perf_cpu.schema.json");
+        let s = summary_of(vec![at_key("tile_pack_p50_ms", 2.0)]);
+        let doc = document(&s);
+        super::super::check_schema(schema, &doc).unwrap();
+        let mut broken = doc.clone();
+        broken["metrics"]["tile_pack_p90_ms"] = json!(1.0);
+        assert!(
+            super::super::check_schema(schema, &broken).is_err(),
+            "a key the seed lacks"
+        );
+        let mut broken = doc;
+        broken["metrics"]
+            .as_object_mut()
+            .unwrap()
+            .remove("infer_p95_ms");
+        assert!(
+            super::super::check_schema(schema, &broken).is_err(),
+            "a seed key missing"
+        );
+    }
 }

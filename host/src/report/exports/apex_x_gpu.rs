@@ -682,4 +682,37 @@ mod tests {
             assert!(e.contains(needle), "{key}: {e}");
         }
     }
+
+    #[test]
+    fn the_document_matches_its_schema_and_the_schema_has_teeth() {
+        let schema = include_str!("../../../../docs/schemas/perf_gpu.schema.json");
+        let doc = document(&gpu_run());
+        super::super::check_schema(schema, &doc).unwrap();
+        let skipped = summary_of(vec![skipped_case("tile_ops.tile_pack", "cuda", "no GPU")]);
+        super::super::check_schema(schema, &document(&skipped)).unwrap();
+        let mut broken = doc.clone();
+        broken["benchmarks"]["tile_ops"]["tilepack"]["dispatch"]["p50_ms"] = Value::Null;
+        assert!(
+            super::super::check_schema(schema, &broken).is_err(),
+            "ok block without p50"
+        );
+        let mut broken = doc.clone();
+        broken["benchmarks"]["tilessm"]
+            .as_object_mut()
+            .unwrap()
+            .remove("triton_dispatch");
+        assert!(
+            super::super::check_schema(schema, &broken).is_err(),
+            "missing block"
+        );
+        let mut broken = doc;
+        broken["benchmarks"]["tile_ops"]["tilepack"]["reference"]
+            .as_object_mut()
+            .unwrap()
+            .remove("reason");
+        assert!(
+            super::super::check_schema(schema, &broken).is_err(),
+            "null without a reason"
+        );
+    }
 }

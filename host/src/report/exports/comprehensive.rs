@@ -150,4 +150,20 @@ mod tests {
         assert!(ln["gpu_efficiency"].as_f64().unwrap() > 0.0);
         assert!(ln["throughput_gbps"].as_f64().unwrap() > 0.0);
     }
+
+    #[test]
+    fn the_document_matches_its_schema_and_the_schema_has_teeth() {
+        let schema = include_str!("../../../../docs/schemas/comprehensive.schema.json");
+        let s = summary_of(vec![nn(
+            "nn_ops.gelu",
+            "cuda",
+            &[("batch", 16), ("seq", 256), ("dim", 8)],
+            0.1,
+        )]);
+        let doc = document(&s);
+        super::super::check_schema(schema, &doc).unwrap();
+        let mut broken = doc;
+        broken[0]["operation"] = json!("Softmax");
+        assert!(super::super::check_schema(schema, &broken).is_err());
+    }
 }

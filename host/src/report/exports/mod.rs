@@ -173,6 +173,21 @@ fn headline(case: &crate::model::CaseResult) -> Option<Headline> {
     })
 }
 
+/// Validates `doc` against a schema of `docs/schemas/` (its text), for the formats' tests.
+#[cfg(test)]
+fn check_schema(schema: &str, doc: &serde_json::Value) -> Result<(), String> {
+    let schema: serde_json::Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler
+        .add_resource("schema.json", schema)
+        .map_err(|e| format!("{e:#}"))?;
+    let index = compiler
+        .compile("schema.json", &mut schemas)
+        .map_err(|e| format!("{e:#}"))?;
+    schemas.validate(doc, index).map_err(|e| format!("{e:#}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -180,4 +180,17 @@ mod tests {
         assert_eq!(param_value("false"), json!(false));
         assert_eq!(param_value("sorted"), json!("sorted"));
     }
+
+    #[test]
+    fn the_document_matches_its_schema_and_the_schema_has_teeth() {
+        let schema = include_str!("../../../../docs/schemas/quasim.schema.json");
+        let doc = document(&sample_summary());
+        super::super::check_schema(schema, &doc).unwrap();
+        let mut broken = doc;
+        broken[0]["timing"]
+            .as_object_mut()
+            .unwrap()
+            .remove("latency_ms_p99");
+        assert!(super::super::check_schema(schema, &broken).is_err());
+    }
 }
