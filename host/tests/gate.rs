@@ -97,6 +97,7 @@ fn baseline(metrics: &[(&str, f64, f64, f64)]) -> Baseline {
             })
             .collect(),
         reference: None,
+        seed_keys: None,
     }
 }
 

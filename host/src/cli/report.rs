@@ -33,7 +33,8 @@ pub struct ReportArgs {
     pub no_wait: bool,
 
     /// Also write the results in these formats beside the Markdown (repeatable or
-    /// comma-separated): csv, junit, bmf, github-action-benchmark.
+    /// comma-separated): csv, junit, bmf, github-action-benchmark, apex-x-gpu, apex-x-cpu,
+    /// quasim, comprehensive.
     #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',', value_parser = crate::report::exports::Format::parse)]
     pub formats: Vec<crate::report::exports::Format>,
 

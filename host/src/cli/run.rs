@@ -76,7 +76,9 @@ pub struct RunArgs {
     pub baseline_path: PathBuf,
     /// Also write the results in these formats (repeatable or comma-separated): `csv`
     /// (results.csv), `junit` (junit.xml), `bmf` (bmf.json, Bencher), `github-action-benchmark`
-    /// (github-action-benchmark.json).
+    /// (github-action-benchmark.json), and the seeds' formats: `apex-x-gpu` (perf_gpu.json and
+    /// perf_gpu.md), `apex-x-cpu` (perf_cpu.json), `quasim` (quasim.json), `comprehensive`
+    /// (comprehensive.json).
     #[arg(long = "format", value_name = "FORMAT", value_delimiter = ',', value_parser = crate::report::exports::Format::parse)]
     pub formats: Vec<crate::report::exports::Format>,
     /// Append this run to a history folder (trend across runs).

@@ -9,6 +9,11 @@
 //!
 //! A baseline can also be built from a run summary ([`Baseline::from_run`]); then it carries
 //! that run as its *reference*, whose raw samples enable the two-sample verdicts.
+//!
+//! A **seed-style baseline** has the same layout with the seeds' own keys instead of metric ids:
+//! seed 000's dotted paths into the GPU report (`benchmarks.tile_ops.tilepack.dispatch.p50_ms`)
+//! or seed 001's flat CPU keys (`tile_pack_p50_ms`). [`Baseline::seed_keys`] records which; the
+//! gate resolves each key through the matching export (`report::exports::seed_keys`).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -17,6 +22,7 @@ use std::path::Path;
 use super::CompareError;
 use super::template::{TemplateOptions, emit_template};
 use crate::model::RunSummary;
+use crate::report::exports::seed_keys::SeedExport;
 
 pub const BASELINE_SCHEMA_VERSION: u32 = 1;
 
@@ -68,8 +74,13 @@ pub struct Baseline {
     /// When set, the run's overall `status` must equal it (the seeds' GPU/TRT `__status__` check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required_status: Option<String>,
-    /// Metric id (`CaseKey::metric`) to value and tolerances.
+    /// Metric id (`CaseKey::metric`), or a seed key (see [`Baseline::seed_keys`]), to value and
+    /// tolerances.
     pub metrics: BTreeMap<String, BaselineMetric>,
+    /// When the keys are a seed export's keys rather than metric ids: which export. Set by
+    /// [`Baseline::parse`] from the keys themselves.
+    #[serde(skip)]
+    pub seed_keys: Option<SeedExport>,
     /// The run this baseline was built from, when it was built from a run summary: its raw
     /// samples (if saved with `--save-samples`) feed the two-sample verdicts.
     #[serde(skip)]
@@ -96,7 +107,7 @@ impl Baseline {
             })?;
             return Ok(Self::from_run(run, &TemplateOptions::default()));
         }
-        let baseline: Baseline = serde_json::from_str(text).map_err(|e| {
+        let mut baseline: Baseline = serde_json::from_str(text).map_err(|e| {
             CompareError::parse(
                 origin,
                 "expected {schema_version, suite, baseline_notes, metrics: {KEY: {value_ms, max_regression_ratio, max_regression_abs_ms}}}",
@@ -104,6 +115,14 @@ impl Baseline {
             )
         })?;
         baseline.validate(origin)?;
+        baseline.seed_keys =
+            SeedExport::of_keys(baseline.metrics.keys().map(String::as_str)).map_err(|detail| {
+                CompareError::InvalidBaseline {
+                    path: origin.to_path_buf(),
+                    detail,
+                    hint: "keys are `CaseKey::metric` ids, e.g. `tile_ops.tile_pack/cpu/fp32/kmax=32,tile_size=8/p50_ms` (regenerate with `apex-host baseline emit`), or all of them keys of one seed export (README, \"Exports\")".into(),
+                }
+            })?;
         Ok(baseline)
     }
 
@@ -142,13 +161,6 @@ impl Baseline {
             }
             if !(m.max_regression_abs_ms.is_finite() && m.max_regression_abs_ms >= 0.0) {
                 return Err(bad("max_regression_abs_ms", m.max_regression_abs_ms));
-            }
-            if !key.contains('/') {
-                return Err(CompareError::InvalidBaseline {
-                    path: origin.to_path_buf(),
-                    detail: format!("metric key `{key}` is not `kernel/backend/precision/params/stat`"),
-                    hint: "keys are `CaseKey::metric` ids, e.g. `tile_ops.tile_pack/cpu/fp32/kmax=32,tile_size=8/p50_ms`; regenerate with `apex-host baseline emit`".into(),
-                });
             }
         }
         Ok(())
@@ -195,5 +207,26 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("value_ms is -1"), "{err}");
+    }
+
+    #[test]
+    fn seed_baselines_are_recognized_by_their_keys() {
+        // seeds/001's CPU example, verbatim in shape.
+        let b = Baseline::parse(
+            r#"{"schema_version":1,"suite":"apex_x_cpu_perf_regression","baseline_notes":"CPU baseline with tolerant thresholds for CI variance.","metrics":{"infer_p50_ms":{"value_ms":0.24996,"max_regression_ratio":0.75,"max_regression_abs_ms":2.0},"tile_pack_p50_ms":{"value_ms":0.458}}}"#,
+            Path::new("perf_baseline_cpu.json"),
+        )
+        .unwrap();
+        assert_eq!(b.seed_keys, Some(SeedExport::ApexXCpu));
+        let err = Baseline::parse(
+            r#"{"metrics":{"tile_pack_p50_ms":{"value_ms":1},"tile_pack_p90_ms":{"value_ms":1}}}"#,
+            Path::new("b.json"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("b.json") && err.contains("`tile_pack_p90_ms`") && err.contains("hint:"),
+            "{err}"
+        );
     }
 }

@@ -16,7 +16,9 @@ use crate::stats::{Sample, bootstrap::quantile_ci};
 /// Gates `summary` against `baseline`.
 ///
 /// - A `__status__` check comes first when the baseline has a `required_status` the run's
-///   status does not equal.
+///   status does not equal (for a seed-style baseline, the matching export's status).
+/// - A seed-style baseline's keys are resolved through the matching export to the case that
+///   fills them; a key the export leaves `null` is `missing`, with the export's reason.
 /// - Every baseline metric gets a check: `pass`/`fail` by the rule `current > value * (1 +
 ///   ratio) + abs` (equality passes), `missing` when the run lacks it, `case_not_ok` when its
 ///   case was skipped or failed, `failed_accuracy` when its case's output was wrong.
@@ -24,27 +26,51 @@ use crate::stats::{Sample, bootstrap::quantile_ci};
 ///   `<case id>/__status__` check, so a crash never passes the gate unnoticed.
 pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Comparison {
     let mut checks = Vec::new();
+    let run_status = match baseline.seed_keys {
+        Some(seed) => seed.status(summary),
+        None => summary.status.clone(),
+    };
     if let Some(required) = &baseline.required_status
-        && summary.status != *required
+        && run_status != *required
     {
         let mut c = Check::empty(STATUS_METRIC.into(), CheckStatus::StatusMismatch);
         c.expected = Some(required.clone());
-        c.current = Some(summary.status.clone());
-        c.reason = Some(format!(
-            "run status is `{}`, the baseline requires `{required}`",
-            summary.status
-        ));
+        c.current = Some(run_status.clone());
+        c.reason = Some(match baseline.seed_keys {
+            Some(seed) => format!(
+                "the {} export's status is `{run_status}`, the baseline requires `{required}`",
+                seed.format_name()
+            ),
+            None => format!("run status is `{run_status}`, the baseline requires `{required}`"),
+        });
         checks.push(c);
     }
     let mut covered = BTreeSet::new();
     let mut metric_checks: Vec<Check> = baseline
         .metrics
         .iter()
-        .map(|(metric, bm)| {
-            if let Some((case_id, _)) = split_metric(metric) {
-                covered.insert(case_id.to_string());
+        .map(|(key, bm)| {
+            let resolved = match baseline.seed_keys {
+                Some(seed) => seed
+                    .resolve(summary, key)
+                    .map_err(|reason| format!("{}: {reason}", seed.format_name())),
+                None => Ok(key.clone()),
+            };
+            match resolved {
+                Ok(metric) => {
+                    if let Some((case_id, _)) = split_metric(&metric) {
+                        covered.insert(case_id.to_string());
+                    }
+                    metric_check(summary, baseline, key, &metric, bm, opts)
+                }
+                Err(reason) => {
+                    let mut c = Check::empty(key.clone(), CheckStatus::Missing);
+                    c.baseline_ms = Some(bm.value_ms);
+                    c.allowed_max_ms = Some(bm.allowed_max_ms());
+                    c.reason = Some(reason);
+                    c
+                }
             }
-            metric_check(summary, baseline, metric, bm, opts)
         })
         .collect();
     for (id, case) in &summary.benchmarks {
@@ -76,9 +102,12 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
     }
 }
 
+/// The check named `name` (the baseline's key) of the metric id `metric` it resolved to (the
+/// same, but for seed keys).
 fn metric_check(
     summary: &RunSummary,
     baseline: &Baseline,
+    name: &str,
     metric: &str,
     bm: &BaselineMetric,
     opts: &GateOptions,
@@ -89,27 +118,27 @@ fn metric_check(
         c.allowed_max_ms = Some(allowed);
         c
     };
-    match lookup(summary, metric) {
+    let mut check = match lookup(summary, metric) {
         Current::NoCase { case_id } => {
-            let mut c = with_limits(Check::empty(metric.into(), CheckStatus::Missing));
+            let mut c = with_limits(Check::empty(name.into(), CheckStatus::Missing));
             c.reason = Some(format!(
                 "case `{case_id}` is not in the run (hint: was it filtered out, or renamed?)"
             ));
             c
         }
         Current::NoMetric { detail } => {
-            let mut c = with_limits(Check::empty(metric.into(), CheckStatus::Missing));
+            let mut c = with_limits(Check::empty(name.into(), CheckStatus::Missing));
             c.reason = Some(detail);
             c
         }
-        Current::NotOk(case) => with_limits(not_ok_check(metric.into(), case)),
+        Current::NotOk(case) => with_limits(not_ok_check(name.into(), case)),
         Current::Value(v) => {
             let status = if exceeds(v.ms, allowed) {
                 CheckStatus::Fail
             } else {
                 CheckStatus::Pass
             };
-            let mut c = with_limits(Check::empty(metric.into(), status));
+            let mut c = with_limits(Check::empty(name.into(), status));
             c.current_ms = Some(v.ms);
             c.regression_ratio = regression_ratio(v.ms, bm.value_ms);
             c.verdict = Some(verdict_for(baseline, metric, bm, allowed, &v, opts));
@@ -118,7 +147,14 @@ fn metric_check(
             }
             c
         }
+    };
+    // A seed key names a place in an export; the reason names the metric it was read from.
+    if name != metric
+        && let Some(reason) = check.reason.as_mut()
+    {
+        reason.push_str(&format!(" (seed key read from `{metric}`)"));
     }
+    check
 }
 
 fn not_ok_check(metric: String, case: &CaseResult) -> Check {
@@ -185,5 +221,98 @@ fn verdict_for(
     match ci {
         Some(ci) => interval_verdict(&ci, bm.value_ms, allowed, threshold),
         None => point_verdict(v.ms, bm.value_ms, allowed, threshold),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::exports::apex_x_gpu;
+    use crate::report::test_support::{case_at, summary_of};
+    use std::path::Path;
+
+    const PACK: &[(&str, &str)] = &[
+        ("batch", "1"),
+        ("channels", "128"),
+        ("height", "128"),
+        ("width", "128"),
+        ("tile_size", "8"),
+        ("kmax", "32"),
+        ("ids", "sorted"),
+    ];
+
+    fn seed_baseline(metrics: &str) -> Baseline {
+        Baseline::parse(
+            &format!(
+                r#"{{"schema_version":1,"suite":"apex_x_gpu_benchmark","baseline_notes":"n",
+                    "required_status":"ok","metrics":{{{metrics}}}}}"#
+            ),
+            Path::new("seed.json"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn seed_keys_gate_the_number_the_export_holds_and_name_what_is_missing() {
+        let run = summary_of(vec![case_at(
+            "tile_ops.tile_pack",
+            "cuda",
+            "fp16",
+            PACK,
+            0.2,
+        )]);
+        let b = seed_baseline(
+            r#""benchmarks.tile_ops.tilepack.dispatch.p50_ms": {"value_ms": 0.3, "max_regression_ratio": 0.6, "max_regression_abs_ms": 0.25},
+               "benchmarks.tile_ops.tilepack.dispatch.p95_ms": {"value_ms": 0.1, "max_regression_ratio": 0.0, "max_regression_abs_ms": 0.0},
+               "benchmarks.end_to_end_infer.torch_eager.p50_ms": {"value_ms": 3.0}"#,
+        );
+        assert_eq!(
+            b.seed_keys,
+            Some(crate::report::exports::seed_keys::SeedExport::ApexXGpu)
+        );
+        let cmp = gate(&run, &b, &GateOptions::default());
+        let by = |k: &str| cmp.checks.iter().find(|c| c.metric == k).unwrap();
+        let export = apex_x_gpu::document(&run);
+        let p50 = by("benchmarks.tile_ops.tilepack.dispatch.p50_ms");
+        assert_eq!(p50.status, CheckStatus::Pass);
+        assert_eq!(
+            p50.current_ms,
+            export["benchmarks"]["tile_ops"]["tilepack"]["dispatch"]["p50_ms"].as_f64()
+        );
+        let p95 = by("benchmarks.tile_ops.tilepack.dispatch.p95_ms");
+        assert_eq!(p95.status, CheckStatus::Fail);
+        assert!(
+            p95.reason
+                .as_deref()
+                .unwrap()
+                .contains("tile_ops.tile_pack/cuda/fp16/")
+        );
+        let e2e = by("benchmarks.end_to_end_infer.torch_eager.p50_ms");
+        assert_eq!(e2e.status, CheckStatus::Missing);
+        let why = e2e.reason.as_deref().unwrap();
+        assert!(
+            why.starts_with("apex-x-gpu: ") && why.contains("ff_model.infer"),
+            "{why}"
+        );
+        assert!(cmp.checks.iter().all(|c| c.metric != STATUS_METRIC));
+        assert_ne!(cmp.exit_code(), 0);
+    }
+
+    #[test]
+    fn required_status_is_the_exports_status() {
+        // The run is `ok` (a skip is a result), but the GPU report without a measured block is
+        // `skipped`, as the seed's report without CUDA.
+        let mut skipped = case_at("tile_ops.tile_pack", "cuda", "fp16", PACK, 0.2);
+        skipped.status = crate::model::CaseStatus::Skipped;
+        skipped.reason = Some("cuda_unavailable: libcuda.so.1 not found".into());
+        let run = summary_of(vec![skipped]);
+        assert_eq!(run.status, "ok");
+        let b =
+            seed_baseline(r#""benchmarks.tile_ops.tilepack.dispatch.p50_ms": {"value_ms": 0.3}"#);
+        let cmp = gate(&run, &b, &GateOptions::default());
+        let status = &cmp.checks[0];
+        assert_eq!(status.metric, STATUS_METRIC);
+        assert_eq!(status.current.as_deref(), Some("skipped"));
+        assert_eq!(cmp.checks[1].status, CheckStatus::CaseNotOk);
     }
 }

@@ -90,6 +90,7 @@ pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> E
                 required_status: None,
                 metrics: BTreeMap::new(),
                 reference: None,
+                seed_keys: None,
             },
             left_out: Vec::new(),
         };
@@ -182,6 +183,7 @@ pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> E
             required_status: any_accelerator.then(|| "ok".to_string()),
             metrics,
             reference: None,
+            seed_keys: None,
         },
         left_out,
     }

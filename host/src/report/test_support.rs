@@ -149,6 +149,24 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
     }
 }
 
+/// [`measured_case`] with the key `kernel/backend/precision/params` (values as given).
+pub fn case_at(
+    kernel: &str,
+    backend: &str,
+    precision: &str,
+    params: &[(&str, &str)],
+    p50: f64,
+) -> CaseResult {
+    let mut c = measured_case(kernel, backend, p50, 0.01);
+    let params: ParamMap = params
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), json!(v)))
+        .collect();
+    c.key = CaseKey::new(kernel, backend, precision, &params);
+    c.id = c.key.id();
+    c
+}
+
 pub fn skipped_case(kernel: &str, backend: &str, reason: &str) -> CaseResult {
     CaseResult::without_measurements(
         key(kernel, backend),
