@@ -1,7 +1,8 @@
 """CPU anchors for the nn_ops CPU path: the seed's small shapes (batch 16 x seq 256 x dim 8/64/512,
 fp32; cross-entropy over 4,096 rows of 8 and 512 classes, forward and forward+gradient), in PyTorch
-CPU when it is installed, else NumPy. Median of N calls after warm-up, one JSON line per case
-{"kernel","impl","params","precision","ms"}, also written to $OUT/nn_ops_cpu.jsonl when OUT is set.
+CPU when it is installed, else NumPy. Median of N calls after warm-up, one JSON line per case in the
+anchor schema (anchor_row.py; docs/anchors.md: "us_per_call", with "ms" kept), also written to
+$OUT/nn_ops_cpu.jsonl when OUT is set, for `apex-host run --anchor-results FILE`.
 
 NumPy has no erf: GELU (erf form) uses the same Chebyshev erfc (Numerical Recipes, fractional error
 < 1.2e-7) as the Rust CPU path, in vectorised NumPy. The Rust side of the comparison:
@@ -14,6 +15,8 @@ import os
 import time
 
 import numpy as np
+
+from anchor_row import cpu_name, row as anchor_row
 
 try:
     import torch
@@ -41,7 +44,8 @@ def median_ms(fn):
 
 
 def emit(kernel, impl, params, fn):
-    row = dict(kernel=kernel, impl=impl, params=params, precision="fp32", ms=round(median_ms(fn), 4))
+    ms = round(median_ms(fn), 4)
+    row = anchor_row(kernel, impl, params, "fp32", "cpu", ms * 1e3, device=cpu_name(), ms=ms)
     print(json.dumps(row), flush=True)
     if out_path:
         with open(out_path, "a") as fh:

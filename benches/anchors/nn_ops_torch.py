@@ -14,8 +14,10 @@ Cross-entropy "grad" is the composite forward+backward the fused kernel replaces
 d loss / d logits of F.cross_entropy(logits, targets) (mean, ignore_index -100), via
 torch.autograd.grad inside the captured region.
 
-Prints one JSON object per line {"kernel","impl","params","precision","us_per_call","gbps"} and
-writes $OUT/nn_ops_torch.jsonl when OUT is set. torch.compile compiles per shape (dynamic=False),
+Prints one JSON line per case in the anchor schema (anchor_row.py; docs/anchors.md; "cache" is
+dram_cold when the buffer sets cover 3 x L2, else l2_hot) and writes $OUT/nn_ops_torch.jsonl when
+OUT is set, for `apex-host run --anchor-results FILE`. The copy line is a row of kernel "copy",
+which matches no case (apex-host measures its own with `calibrate`). torch.compile compiles per shape (dynamic=False),
 so it runs on the LLM grid and a few seed shapes only; budget about 4 minutes on an H100.
 
 Run on the GPU machine: `python benches/anchors/nn_ops_torch.py [--quick]`
@@ -28,10 +30,13 @@ import time
 import torch
 import torch.nn.functional as F
 
+from anchor_row import row as anchor_row
+
 dev = "cuda"
 torch.manual_seed(0)
 props = torch.cuda.get_device_properties(0)
 L2 = getattr(props, "L2_cache_size", 50 << 20) or (50 << 20)
+DEVICE = props.name
 CALLS = 20
 QUICK = "--quick" in sys.argv
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -89,13 +94,15 @@ def run_case(kernel, params, precision, make, fn, nbytes, compile_too):
     impls = [("torch_eager", fn)]
     if compile_too:
         impls.append(("torch_compile", torch.compile(fn, dynamic=False)))
+    cache = "dram_cold" if n * per_set >= 3 * L2 else "l2_hot"
     for impl, f in impls:
-        row = dict(kernel=kernel, impl=impl, params=params, precision=precision, sets=n)
         try:
             us = bench_graph(f, sets)
-            row.update(us_per_call=us, gbps=nbytes / us / 1e3)
+            row = anchor_row(kernel, impl, params, precision, "cuda", us, gbps=nbytes / us / 1e3, cache=cache,
+                             device=DEVICE, sets=n)
         except Exception as exc:  # a failing impl is reported, the others still run
-            row.update(us_per_call=None, gbps=None, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            row = anchor_row(kernel, impl, params, precision, "cuda", error=f"{type(exc).__name__}: {str(exc)[:200]}",
+                             device=DEVICE, sets=n)
         emit(row)
     del sets, base
     torch.cuda.empty_cache()
@@ -166,7 +173,7 @@ def copy_line():
     a = torch.empty(1 << 28, device=dev)
     b = torch.empty_like(a)
     us = bench_graph(lambda st: st[1].copy_(st[0]), [(a, b)])  # the copy line: 1 GiB read + write
-    emit(dict(kernel="copy", impl="torch", params=dict(bytes=2 << 30), precision="fp32", us_per_call=us, gbps=(2 << 30) / us / 1e3))
+    emit(anchor_row("copy", "torch", dict(bytes=2 << 30), "fp32", "cuda", us, gbps=(2 << 30) / us / 1e3, device=DEVICE))
 
 
 copy_line()
@@ -195,4 +202,5 @@ for p in precisions:
         mse(b, s, d, p, c)
     cross_entropy(4096, 512, False, p, p == "bf16")
     cross_entropy(262144, 512, False, p, False)
-print(json.dumps(dict(done=True, cases=len(rows_out), seconds=round(time.time() - t_start, 1))), flush=True)
+# Not an anchor row: on stderr, so stdout stays one schema line per case.
+print(json.dumps(dict(done=True, cases=len(rows_out), seconds=round(time.time() - t_start, 1))), file=sys.stderr, flush=True)

@@ -4,8 +4,10 @@ vector ops and dots), eager and graph-free: every iteration syncs on its dot pro
 plain CuPy solver does. Reports µs per iteration and per solve, fp32 and fp64, on the plugin's
 problem (see poisson_scipy.py): 64^3 to 256^3, the seed's 50-iteration cap and "to 1e-5".
 
-Prints JSON lines {"kernel","impl","params","precision","us_per_call","us_per_iteration",
-"iterations"} (plus "relres", "converged") and writes $OUT/poisson_cupy.jsonl when OUT is set.
+Prints JSON lines in the anchor schema (anchor_row.py; docs/anchors.md), plus "us_per_iteration",
+"iterations", "relres", "converged", and writes $OUT/poisson_cupy.jsonl when OUT is set, for
+`apex-host run --anchor-results FILE`. fp64 is precision fp32 with `f64_solve: true` in our
+terms; a solve "to tolerance" gives no `max_iterations` (its cap does not bind).
 Without CuPy or a GPU it says why and exits 2.
 
     pip install cupy-cuda13x   # or the wheel matching the driver
@@ -30,6 +32,8 @@ except Exception as e:  # noqa: BLE001 - any CUDA failure means no GPU anchor
     sys.exit(2)
 
 import numpy as np
+
+from anchor_row import row as anchor_row
 
 SRC = r"""
 template <typename T>
@@ -66,6 +70,7 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-5)
     args = ap.parse_args()
     mod = cp.RawModule(code=SRC, options=("--std=c++17",))
+    device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     rows = []
     for g in args.grids.split(","):
         nx, ny, nz = (int(v) for v in g.split("x"))
@@ -105,12 +110,15 @@ def main():
                 x, it, rel = solve(maxiter)
                 cp.cuda.Device().synchronize()
                 el = time.perf_counter() - t
-                row = {
-                    "kernel": "poisson.cg", "impl": f"cupy {cp.__version__} RawKernel stencil CG, eager ({label})",
-                    "params": {"grid_size": [nx, ny, nz], "max_iterations": maxiter, "tolerance": args.tol},
-                    "precision": name, "us_per_call": el * 1e6, "us_per_iteration": el * 1e6 / max(it, 1),
-                    "iterations": it, "relres": rel, "converged": rel <= args.tol,
-                }
+                # f64_solve given either way: a subset without it would match both of our solves.
+                params = {"grid_size": [nx, ny, nz], "tolerance": args.tol, "f64_solve": name == "fp64"}
+                if label == "seed cap":
+                    params["max_iterations"] = maxiter
+                row = anchor_row(
+                    "poisson.cg", f"cupy {cp.__version__} RawKernel stencil CG, eager ({label})", params,
+                    "fp32", "cuda", el * 1e6, device=device, dtype=name, maxiter=maxiter,
+                    us_per_iteration=el * 1e6 / max(it, 1), iterations=it, relres=rel, converged=rel <= args.tol,
+                )
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     out = os.environ.get("OUT")

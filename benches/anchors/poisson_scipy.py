@@ -8,9 +8,12 @@ solution u* = sin(pi(x+1)/(nx+1)) sin(pi(y+1)/(ny+1)) sin(pi(z+1)/(nz+1)) + 0.25
 [-1, 1) (NumPy's generator here, SplitMix64 in the plugin: same statistics, other values),
 b = A u*. Every solve starts from x = 0; tolerance is ||b - A x|| / ||b||.
 
-Prints JSON lines {"kernel","impl","params","precision","us_per_call","us_per_iteration",
-"iterations"} (plus "relres", "converged", "setup_us" where they apply) and writes
-$OUT/poisson_scipy.jsonl when OUT is set.
+Prints JSON lines in the anchor schema (anchor_row.py; docs/anchors.md), plus "us_per_iteration",
+"iterations", "relres", "converged", "setup_us" where they apply, and writes
+$OUT/poisson_scipy.jsonl when OUT is set, for `apex-host run --anchor-results FILE`. SciPy solves in
+f64: in our terms precision fp32 with `f64_solve: true` (the plugin's f64 path); the default CPU
+suite has no f64 case, so add one in bench.yaml.d/ to see these rows matched (docs/anchors.md).
+A solve "to tolerance" gives no `max_iterations` (its cap does not bind), the seed-cap one does.
 
     pip install scipy pyamg
     python3 benches/anchors/poisson_scipy.py [--grids 64x64x64,128x64x32] [--maxiter 50]
@@ -23,6 +26,8 @@ import sys
 import time
 
 import numpy as np
+
+from anchor_row import cpu_name, row as anchor_row
 
 try:
     import scipy
@@ -65,7 +70,7 @@ def main():
     rows = []
     for g in args.grids.split(","):
         nx, ny, nz = (int(v) for v in g.split("x"))
-        params = {"grid_size": [nx, ny, nz], "tolerance": args.tol}
+        params = {"grid_size": [nx, ny, nz], "tolerance": args.tol, "f64_solve": True}
         a = laplacian(nx, ny, nz)
         u = problem(nx, ny, nz)
         b = a @ u
@@ -87,13 +92,13 @@ def main():
             x, _info = spla.cg(a, b, rtol=args.tol, atol=0.0, maxiter=maxiter, callback=cb)
             el = time.perf_counter() - t
             rel = float(np.linalg.norm(b - a @ x) / bn)
-            emit(rows, {
-                "kernel": "poisson.cg", "impl": f"scipy.sparse.linalg.cg (CSR, {label})",
-                "params": {**params, "max_iterations": maxiter}, "precision": "fp64",
-                "us_per_call": el * 1e6, "us_per_iteration": el * 1e6 / max(count[0], 1),
-                "iterations": count[0], "relres": rel, "converged": rel <= args.tol,
-                "error_max": float(np.abs(x - u).max()), "spmv_us": spmv_us,
-            })
+            capped = {**params, "max_iterations": maxiter} if label == "seed cap" else params
+            emit(rows, anchor_row(
+                "poisson.cg", f"scipy.sparse.linalg.cg (CSR, {label})", capped, "fp32", "cpu", el * 1e6,
+                device=cpu_name(), dtype="fp64", maxiter=maxiter,
+                us_per_iteration=el * 1e6 / max(count[0], 1), iterations=count[0], relres=rel,
+                converged=rel <= args.tol, error_max=float(np.abs(x - u).max()), spmv_us=spmv_us,
+            ))
 
         try:
             import pyamg
@@ -110,13 +115,14 @@ def main():
             el = time.perf_counter() - t
             cycles = len(res) - 1
             rel = float(np.linalg.norm(b - a @ x) / bn)
-            emit(rows, {
-                "kernel": "poisson.mg", "impl": f"pyamg {pyamg.__version__} {name} V-cycles",
-                "params": {**params, "max_iterations": args.maxiter}, "precision": "fp64",
-                "us_per_call": (setup + el) * 1e6, "setup_us": setup * 1e6, "solve_us": el * 1e6,
-                "us_per_iteration": el * 1e6 / max(cycles, 1), "iterations": cycles,
-                "relres": rel, "converged": rel <= args.tol,
-            })
+            emit(rows, anchor_row(
+                "poisson.mg", f"pyamg {pyamg.__version__} {name} V-cycles",
+                {**params, "max_iterations": args.maxiter}, "fp32", "cpu", (setup + el) * 1e6,
+                device=cpu_name(), note="algebraic multigrid; the time includes its setup (setup_us)",
+                dtype="fp64", setup_us=setup * 1e6, solve_us=el * 1e6,
+                us_per_iteration=el * 1e6 / max(cycles, 1), iterations=cycles, relres=rel,
+                converged=rel <= args.tol,
+            ))
     out = os.environ.get("OUT")
     if out:
         os.makedirs(out, exist_ok=True)

@@ -6,7 +6,11 @@ Eager and torch.compile equivalents of tile_pack, tile_unpack (override, unique 
   cold:  256 MiB L2 flush before each call, CUDA events around the call, median of 100;
   graph: 20 calls captured in one CUDA graph, replayed 10 times, mean per call (no launch gaps).
 GB/s use the bytes the Rust kernels declare (plugins/tile_ops: Work), so ratios are like for like.
-Prints one JSON object per line and writes $OUT/tile_ops_torch.json.
+Prints one JSON line per case in the anchor schema (anchor_row.py; docs/anchors.md): the time is the
+graph figure (graph replay, as apex-host's batch mode), the cold figure stays in "cold_ms"; the
+original keys (op, dtype, B, C, H, W, t, K, graph_ms, …) follow. Writes $OUT/tile_ops_torch.jsonl
+(current folder without OUT), for `apex-host run --anchor-results FILE`. The copy line is a row of
+kernel "copy", which matches no case (apex-host measures its own with `calibrate`).
 
 Run on the GPU machine: `python benches/anchors/tile_ops_torch.py`
 """
@@ -15,9 +19,33 @@ import os
 
 import torch
 
+from anchor_row import row as anchor_row
+
 dev = "cuda"
 torch.manual_seed(0)
+DEVICE = torch.cuda.get_device_name(0)
 rows = []
+out_path = os.path.join(os.environ.get("OUT", "."), "tile_ops_torch.jsonl")
+open(out_path, "w").close()
+
+
+def emit(r):
+    rows.append(r)
+    print(json.dumps(r), flush=True)
+    with open(out_path, "a") as fh:
+        fh.write(json.dumps(r) + "\n")
+
+
+def canonical(op, impl, kw, us=None, error=None, gbps=None, **extra):
+    """The schema's keys for a tile_ops row (fusion_gate has no tiles: the map's params only)."""
+    if "B" not in kw:  # the copy line
+        return anchor_row("copy", impl, {}, "fp32", "cuda", us, gbps=gbps, error=error, device=DEVICE,
+                          op=op, **extra)
+    params = dict(batch=kw["B"], channels=kw["C"], height=kw["H"], width=kw["W"])
+    if op != "fusion_gate":
+        params.update(tile_size=kw["t"], kmax=kw["K"])
+    return anchor_row(f"tile_ops.{op}", impl, params, kw["dtype"], "cuda", us, gbps=gbps, error=error,
+                      device=DEVICE, op=op, **kw, **extra)
 flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
 
 
@@ -58,7 +86,7 @@ def graph_ms(fn, calls=20, replays=10):
 
 
 def bench(op, impl, fn, nbytes, **kw):
-    r = dict(op=op, impl=impl, **kw)
+    r = {}
     r["cold_ms"] = cold_ms(fn)
     r["cold_gbps"] = nbytes / r["cold_ms"] / 1e6
     try:
@@ -66,8 +94,11 @@ def bench(op, impl, fn, nbytes, **kw):
         r["graph_gbps"] = nbytes / r["graph_ms"] / 1e6
     except Exception as exc:  # some compiled graphs refuse capture; the cold figure still stands
         r["graph_error"] = f"{type(exc).__name__}: {str(exc)[:120]}"
-    rows.append(r)
-    print(json.dumps(r), flush=True)
+    if "graph_ms" in r:
+        emit(canonical(op, impl, kw, r["graph_ms"] * 1e3, gbps=r["graph_gbps"], **r))
+    else:
+        emit(canonical(op, impl, kw, error=f"graph capture failed (cold_ms is the cold figure): {r['graph_error']}",
+                       **r))
 
 
 def profile(B, C, H, W, t, K, dt):
@@ -123,7 +154,7 @@ def profile(B, C, H, W, t, K, dt):
             torch.cuda.synchronize()
             bench(name, "torch_compile", lambda: cf(*args), nb, **kw)
         except Exception as exc:
-            print(json.dumps(dict(op=name, impl="torch_compile", error=f"{type(exc).__name__}: {str(exc)[:200]}", **kw)))
+            emit(canonical(name, "torch_compile", kw, error=f"{type(exc).__name__}: {str(exc)[:200]}"))
 
 
 profile(1, 128, 128, 128, 8, 32, torch.float16)  # Apex-X fixed profile
@@ -133,5 +164,3 @@ profile(8, 256, 256, 256, 16, 256, torch.float32)
 a = torch.empty(1 << 28, device=dev)
 b = torch.empty_like(a)
 bench("copy", "torch", lambda: b.copy_(a), 2 * a.numel() * 4)
-with open(os.path.join(os.environ.get("OUT", "."), "tile_ops_torch.json"), "w") as fh:
-    json.dump(rows, fh, indent=1)

@@ -6,8 +6,8 @@ reference does: a Python loop over K with each step vectorized over (B, C). Timi
 calls after 20 warm-up calls, the same as
 `cargo run --release -p apex-plugin-tile-ssm --example tile_ssm_cpu_bench`, so run both back to back
 and compare. GB/s use the bytes the Rust kernels declare (plugins/tile_ssm: Work). Prints one JSON
-object per line {"kernel","impl","params","precision","us_per_call","gbps"} and writes
-$OUT/tile_ssm_numpy.jsonl when OUT is set.
+line per case in the anchor schema (anchor_row.py; docs/anchors.md) and writes
+$OUT/tile_ssm_numpy.jsonl when OUT is set, for `apex-host run --anchor-results FILE`.
 
 Run: `python benches/anchors/tile_ssm_numpy.py`
 """
@@ -16,6 +16,8 @@ import os
 import time
 
 import numpy as np
+
+from anchor_row import cpu_name, row as anchor_row
 
 B, K, C = 1, 256, 128
 CLAMP = np.float32(1e4)
@@ -82,11 +84,11 @@ for precision, dt in (("fp16", np.float16), ("fp32", np.float32)):
         states = 2 if direction == "bidirectional" else 1
         nbytes = 2 * B * K * C * es + 16 * C + states * B * C * es
         us = median_us(lambda: scan(tokens, decay, gin, gout, bias, direction))
-        params = {"B": B, "K": K, "C": C}
+        params = {"batch": B, "steps": K, "channels": C}
         if direction == "bidirectional":
             params["merge"] = "avg"
-        row = dict(kernel=f"tile_ssm.{direction}", impl="numpy", params=params, precision=precision,
-                   us_per_call=round(us, 2), gbps=round(nbytes / us / 1e3, 4))
+        row = anchor_row(f"tile_ssm.{direction}", "numpy", params, precision, "cpu", round(us, 2),
+                         gbps=round(nbytes / us / 1e3, 4), device=cpu_name())
         rows.append(row)
         print(json.dumps(row), flush=True)
 

@@ -19,8 +19,9 @@ the Rust kernels declare (plugins/tile_ssm: Work): tokens read once, y and the s
 the four f32 parameter vectors. Every implementation is checked against an fp64 reference first
 ("max_abs_err").
 
-Prints one JSON object per line {"kernel","impl","params","precision","us_per_call","gbps", ...}
-and writes $OUT/tile_ssm_torch.jsonl when OUT is set (a line at a time, so a run cut short keeps
+Prints one JSON line per case in the anchor schema (anchor_row.py; docs/anchors.md; "profile" is the
+profile's name) and writes $OUT/tile_ssm_torch.jsonl when OUT is set, for
+`apex-host run --anchor-results FILE` (a line at a time, so a run cut short keeps
 what it measured). One GPU process: `python benches/anchors/tile_ssm_torch.py`.
 TILE_SSM_IMPLS (comma list, default all) and TILE_SSM_PROFILES (fixed,large) narrow the run; the
 compiled implementations spend most of their time compiling ("first_call_s").
@@ -32,10 +33,13 @@ import time
 
 import torch
 
+from anchor_row import row as anchor_row
+
 dev = "cuda"
 torch.manual_seed(0)
 CLAMP = 1e4
 L2 = torch.cuda.get_device_properties(0).L2_cache_size
+DEVICE = torch.cuda.get_device_name(0)
 ALL_IMPLS = "triton_original,torch_eager,torch_compile,torch_assoc_scan"
 IMPLS = os.environ.get("TILE_SSM_IMPLS", ALL_IMPLS).split(",")
 rows = []
@@ -227,10 +231,10 @@ def profile(B, K, C, dt, label):
         states = 2 if direction == "bidirectional" else 1
         nbytes = 2 * B * K * C * es + 16 * C + states * B * C * es
         want_sets = max(1, min(2048, math.ceil(3 * L2 / nbytes)))
-        params = dict(B=B, K=K, C=C, profile=label)
+        params = dict(batch=B, steps=K, channels=C)
         if direction == "bidirectional":
             params["merge"] = "avg"
-        head = dict(kernel=f"tile_ssm.{direction}", params=params, precision=precision)
+        kernel = f"tile_ssm.{direction}"
         impls = [
             ("triton_original", (lambda t, p, d=direction: triton_original(t, p, d)) if TRITON_ERROR is None else None,
              TRITON_ERROR, 2048, 10),
@@ -255,11 +259,10 @@ def profile(B, K, C, dt, label):
         for impl, fn, why, max_calls, replays in impls:
             if impl not in IMPLS:
                 continue
-            row = dict(head, impl=impl)
             if fn is None:
-                row.update(us_per_call=None, gbps=None, error=why)
-                emit(row)
+                emit(anchor_row(kernel, impl, params, precision, "cuda", error=why, device=DEVICE, profile=label))
                 continue
+            row = {}
             try:
                 sets = min(want_sets, max_calls)
                 inputs = make_inputs(B, K, C, dt, sets)
@@ -273,11 +276,13 @@ def profile(B, K, C, dt, label):
                 calls = min(max(sets, 20), max_calls)
                 us = graph_us(fn, inputs, calls, replays)
                 touched = min(sets, calls)
-                row.update(us_per_call=round(us, 3), gbps=round(nbytes / us / 1e3, 2), calls_per_graph=calls,
-                           sets=sets, cache="dram_cold" if touched * nbytes >= 3 * L2 else "l2_hot")
+                row = anchor_row(kernel, impl, params, precision, "cuda", round(us, 3), gbps=round(nbytes / us / 1e3, 2),
+                                 cache="dram_cold" if touched * nbytes >= 3 * L2 else "l2_hot", device=DEVICE,
+                                 profile=label, calls_per_graph=calls, sets=sets, **row)
                 del inputs
             except Exception as exc:
-                row.update(us_per_call=None, gbps=None, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+                row = anchor_row(kernel, impl, params, precision, "cuda", error=f"{type(exc).__name__}: {str(exc)[:300]}",
+                                 device=DEVICE, profile=label, **row)
             emit(row)
             torch.cuda.empty_cache()
 

@@ -11,6 +11,7 @@
 //!
 //! `docs/ARCHITECTURE.md` states the invariants of each stage.
 
+pub mod anchors;
 pub mod attest;
 pub mod cli;
 pub mod compare;

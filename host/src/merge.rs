@@ -142,6 +142,9 @@ pub fn merge(shards: Vec<Shard>) -> Result<RunSummary, MergeError> {
                 continue;
             }
             let mut case = case.clone();
+            // A shard's anchors were matched against that shard alone; the merged report gets
+            // its own from `merge --anchor-results`.
+            case.anchors.clear();
             case.ran_on.shard = Some(label.clone());
             case.ran_on.host = host_of(&s.summary);
             benchmarks.insert(id.clone(), case);
@@ -235,6 +238,7 @@ pub fn merge(shards: Vec<Shard>) -> Result<RunSummary, MergeError> {
             missing,
             ..base
         }),
+        anchors: None,
     })
 }
 

@@ -74,6 +74,7 @@ fn run(cases: Vec<CaseResult>) -> RunSummary {
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
         time_accounting: None,
         plan: None,
+        anchors: None,
     }
 }
 

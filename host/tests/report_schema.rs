@@ -200,6 +200,7 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
         }),
         key,
         ran_on: Default::default(),
+        anchors: Vec::new(),
     }
 }
 
@@ -254,6 +255,7 @@ fn summary(env: Value) -> RunSummary {
         counts,
         time_accounting: Some(apex_host::model::TimeAccounting::of(4.0, &cases)),
         plan: None,
+        anchors: None,
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
     }
 }
@@ -290,6 +292,43 @@ fn manifest() -> Value {
     })
 }
 
+/// Anchor rows of every kind: a time (µs, ms), an error, one that matches no case.
+fn anchor_rows() -> Vec<Value> {
+    let row = |precision: &str, backend: &str| {
+        json!({"kernel": "tile_ops.tile_pack", "impl": "torch_compile", "params": {"tile_size": 8},
+               "precision": precision, "backend": backend, "us_per_call": 30.0, "gbps": 900.0,
+               "device": "NVIDIA H100", "cache": "l2_hot", "note": "graph replay", "cold_ms": 0.04})
+    };
+    let mut ms = row("fp32", "cpu");
+    ms.as_object_mut().unwrap().remove("us_per_call");
+    ms["ms"] = json!(1.5);
+    let mut failed = row("fp16", "cuda");
+    failed["us_per_call"] = Value::Null;
+    failed["error"] = json!("RuntimeError: graph capture failed");
+    let mut elsewhere = row("fp16", "cuda");
+    elsewhere["params"] = json!({"tile_size": 32});
+    vec![row("fp16", "cuda"), ms, failed, elsewhere]
+}
+
+fn attach_anchors(summary: &mut RunSummary, rows: &[Value]) {
+    let set = apex_host::anchors::AnchorSet {
+        files: vec![apex_host::model::AnchorFile {
+            path: "anchors.jsonl".into(),
+            sha256: "0".repeat(64),
+            rows: rows.len(),
+        }],
+        rows: rows
+            .iter()
+            .enumerate()
+            .map(|(i, v)| apex_host::anchors::SourcedRow {
+                row: apex_host::anchors::AnchorRow::from_json(v).unwrap(),
+                source: format!("anchors.jsonl:{}", i + 1),
+            })
+            .collect(),
+    };
+    apex_host::anchors::attach(summary, &set);
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -302,8 +341,15 @@ fn every_file_of_a_run_matches_its_schema() {
         "cuda": {"available": false, "reason": "libcuda.so.1 not found", "device_name": null},
         "plugins": [{"name": "tile-ops", "version": "0.1.0"}],
     }));
-    let summary = summary(env.clone());
+    let mut summary = summary(env.clone());
+    let anchor_rows = anchor_rows();
     let mut v = Validator::new();
+    for row in &anchor_rows {
+        v.check("anchor_result.schema.json", row)
+            .unwrap_or_else(|e| panic!("anchor row: {e}\n{row}"));
+    }
+    attach_anchors(&mut summary, &anchor_rows);
+    assert_eq!(summary.anchors.as_ref().unwrap().unmatched.len(), 1);
 
     let mut writer = RunWriter::begin(&out, "20260101T000000Z-1").unwrap();
     for case in summary.benchmarks.values() {
@@ -421,4 +467,47 @@ fn case_and_summary_schemas_share_their_definitions() {
         summary["$defs"], case["$defs"],
         "docs/schemas/case.schema.json `$defs` must stay identical to summary.schema.json's"
     );
+}
+
+#[test]
+fn the_anchor_schema_and_the_host_reject_the_same_rows() {
+    let mut v = Validator::new();
+    let good = anchor_rows()[0].clone();
+    let broken: Vec<Breakage> = vec![
+        (
+            "no kernel",
+            Box::new(|r| drop(r.as_object_mut().unwrap().remove("kernel"))),
+        ),
+        (
+            "no params",
+            Box::new(|r| drop(r.as_object_mut().unwrap().remove("params"))),
+        ),
+        (
+            "no time and no error",
+            Box::new(|r| r["us_per_call"] = Value::Null),
+        ),
+        ("fp64", Box::new(|r| r["precision"] = json!("fp64"))),
+        ("gpu", Box::new(|r| r["backend"] = json!("gpu"))),
+        (
+            "negative time",
+            Box::new(|r| r["us_per_call"] = json!(-2.0)),
+        ),
+        (
+            "nested param",
+            Box::new(|r| r["params"]["tile_size"] = json!({"t": 8})),
+        ),
+        ("unknown cache", Box::new(|r| r["cache"] = json!("warm"))),
+    ];
+    for (what, breaks) in &broken {
+        let mut row = good.clone();
+        breaks(&mut row);
+        assert!(
+            v.check("anchor_result.schema.json", &row).is_err(),
+            "the schema accepts a row with {what}"
+        );
+        assert!(
+            apex_host::anchors::AnchorRow::from_json(&row).is_err(),
+            "the host accepts a row with {what}"
+        );
+    }
 }

@@ -139,6 +139,7 @@ fn synthetic_run() -> RunSummary {
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
         time_accounting: None,
         plan: None,
+        anchors: None,
     }
 }
 

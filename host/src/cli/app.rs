@@ -15,7 +15,8 @@ pub struct App {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Discover, plan and measure every case; write reports/ (and gate against a baseline).
-    Run(super::run::RunArgs),
+    // Boxed: its flags make it several times the size of every other variant.
+    Run(Box<super::run::RunArgs>),
     /// List plugins, load failures, kernels, configs and skip conditions on this machine.
     Discover(super::discover::DiscoverArgs),
     /// Gate a run's summary.json against a baseline (the seeds' rule, plus noise-aware verdicts).

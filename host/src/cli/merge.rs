@@ -25,6 +25,8 @@ pub struct MergeArgs {
     /// Exit at once (code 75) when another apex-host holds the output directory.
     #[arg(long)]
     pub no_wait: bool,
+    #[command(flatten)]
+    pub anchors: super::anchor_opts::AnchorOpts,
 }
 
 pub fn exec(args: &MergeArgs) -> i32 {
@@ -51,7 +53,10 @@ fn run(args: &MergeArgs) -> Result<i32, Failure> {
             summary,
         });
     }
-    let summary = merge(shards).map_err(|e| (ApexExitCode::USAGE, format!("cannot merge: {e}")))?;
+    let anchors = args.anchors.load()?;
+    let mut summary =
+        merge(shards).map_err(|e| (ApexExitCode::USAGE, format!("cannot merge: {e}")))?;
+    super::anchor_opts::apply(&mut summary, anchors.as_ref());
     let baseline = args
         .compare
         .as_ref()

@@ -2,6 +2,7 @@
 //! file parses its flags into the stages' own types and calls the stages; it holds no logic of
 //! its own beyond that. Exit codes are in [`exit_codes`].
 
+mod anchor_opts;
 mod app;
 mod attest;
 mod baseline;

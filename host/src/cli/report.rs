@@ -42,6 +42,11 @@ pub struct ReportArgs {
     /// Read only: nothing is appended.
     #[arg(long, value_name = "DIR")]
     pub history: Option<PathBuf>,
+
+    /// Anchor results to show beside the cases in summary.md and index.html, instead of the
+    /// ones summary.json holds (which stays as the run wrote it).
+    #[command(flatten)]
+    pub anchors: super::anchor_opts::AnchorOpts,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +90,8 @@ pub enum ReportError {
         source: std::io::Error,
     },
     #[error(transparent)]
+    Anchors(#[from] crate::anchors::AnchorError),
+    #[error(transparent)]
     Write(#[from] WriteError),
     #[error(transparent)]
     Html(#[from] crate::report::html::HtmlError),
@@ -109,6 +116,12 @@ impl ReportError {
 
 /// Reads `<input-dir>/summary.json`, writes the Markdown, returns the exit code (0).
 pub fn exec(args: &ReportArgs) -> Result<i32, ReportError> {
+    // Read before anything is written: a malformed anchor file changes nothing.
+    let anchors = if args.anchors.anchor_results.is_empty() {
+        None
+    } else {
+        Some(crate::anchors::load(&args.anchors.anchor_results)?)
+    };
     // Writing into the run's folder: wait for a run that is writing it, so the Markdown is
     // rendered from its final summary.json and never overwrites its summary.md with an older one.
     // (A folder that does not exist holds no summary.json: that error comes below.)
@@ -123,7 +136,8 @@ pub fn exec(args: &ReportArgs) -> Result<i32, ReportError> {
         None
     };
     let summary_path = args.input_dir.join(paths::SUMMARY_JSON);
-    let summary = load_summary(&summary_path)?;
+    let mut summary = load_summary(&summary_path)?;
+    super::anchor_opts::apply(&mut summary, anchors.as_ref());
     let regressions = match &args.regressions {
         Some(p) => Some(
             std::fs::read_to_string(p).map_err(|source| ReportError::Regressions {
@@ -225,6 +239,7 @@ mod tests {
             no_wait: false,
             formats: Vec::new(),
             history: None,
+            anchors: Default::default(),
         }
     }
 
@@ -240,6 +255,7 @@ mod tests {
             benchmarks: Default::default(),
             time_accounting: None,
             plan: None,
+            anchors: None,
         };
         crate::report::to_sorted_json(&s).unwrap()
     }

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use apex_plugin_api::{Backend, Precision};
 
+use super::anchor_opts::{self, AnchorOpts};
 use super::devices::{self, DeviceSelection};
 use super::discovery_opts::DiscoveryOpts;
 use super::exit_codes::ApexExitCode;
@@ -104,6 +105,8 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub verbose: bool,
     #[command(flatten)]
+    pub anchors: AnchorOpts,
+    #[command(flatten)]
     pub discovery: DiscoveryOpts,
 }
 
@@ -123,6 +126,8 @@ pub fn exec(args: &RunArgs) -> i32 {
 
 fn run(args: &RunArgs) -> Result<i32, Failure> {
     let interrupt = crate::interrupt::install().map_err(internal)?;
+    // First: a malformed anchor file fails at once, before discovery builds anything.
+    let anchors = args.anchors.load()?;
     let opts = args.discovery.resolve();
     let registry = crate::discovery::discover(&opts);
     let config_error = |e: crate::config::ConfigErrors| {
@@ -272,6 +277,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         wall_s,
         summary.benchmarks.values(),
     ));
+    anchor_opts::apply(&mut summary, anchors.as_ref());
     // An interrupted run lacks cases the baseline asks for: gating it would only report them
     // missing, and its partial figures do not belong in the history.
     let gate = match &baseline {
@@ -388,5 +394,6 @@ fn summarize(
         benchmarks: results.into_iter().map(|r| (r.id.clone(), r)).collect(),
         time_accounting: None,
         plan: None,
+        anchors: None,
     }
 }

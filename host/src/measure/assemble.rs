@@ -136,6 +136,7 @@ pub fn assemble(
         },
         protocol: Some(protocol_info(&reply, ctx)),
         ran_on: crate::model::Provenance::default(),
+        anchors: Vec::new(),
     }
 }
 

@@ -20,7 +20,7 @@ impl CaseKey {
     pub fn new(kernel: &str, backend: &str, precision: &str, params: &ParamMap) -> Self {
         let params = params
             .iter()
-            .map(|(k, v)| (k.clone(), render_value(v)))
+            .map(|(k, v)| (k.clone(), render_param_value(v)))
             .collect();
         Self {
             kernel: kernel.into(),
@@ -65,10 +65,9 @@ impl fmt::Display for CaseKey {
     }
 }
 
-/// A parameter value as it appears in ids: strings bare, numbers in shortest form.
 /// A parameter value in a case id: strings bare, shapes (lists of integers) as `64x64x64` like the
-/// plugin API prints them, everything else as JSON.
-fn render_value(v: &serde_json::Value) -> String {
+/// plugin API prints them, everything else as JSON (numbers in shortest form).
+pub fn render_param_value(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Array(dims) if !dims.is_empty() && dims.iter().all(|d| d.is_i64()) => {

@@ -2,6 +2,7 @@
 //! Serde types only; no I/O and no logic beyond naming. These are the shapes of `kernels/<id>.json`
 //! and `summary.json` (schemas in `docs/schemas/`).
 
+mod anchor;
 mod case;
 mod figure;
 mod kernel;
@@ -9,7 +10,8 @@ mod protocol;
 mod result;
 mod summary;
 
-pub use case::{CaseKey, ParamMap};
+pub use anchor::{AnchorFile, AnchorMatch, AnchorSummary, UnmatchedAnchor};
+pub use case::{CaseKey, ParamMap, render_param_value};
 pub use figure::{FigureBlock, SeriesStats};
 pub use kernel::{KernelInfo, ParamInfo, tolerance_map};
 pub use protocol::{ProtocolSettings, StoppingRule};

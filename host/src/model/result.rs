@@ -240,6 +240,9 @@ pub struct CaseResult {
     /// Where the case ran, when the run spread over several GPUs or machines.
     #[serde(default, skip_serializing_if = "Provenance::is_empty")]
     pub ran_on: Provenance,
+    /// Other implementations' times for this case (`--anchor-results`), in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<super::AnchorMatch>,
 }
 
 /// Where a case ran: the GPU of a multi-GPU run (`--devices`) and, in a merged report, the shard
@@ -289,6 +292,7 @@ impl CaseResult {
             resources: Resources::default(),
             protocol: None,
             ran_on: Provenance::default(),
+            anchors: Vec::new(),
         }
     }
 }

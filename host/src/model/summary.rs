@@ -37,6 +37,10 @@ pub struct RunSummary {
     /// in reports written before it existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanRecord>,
+    /// The anchor files of `--anchor-results` and the rows that matched no case (absent without
+    /// the flag); the matched rows are in each case's `anchors`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<super::AnchorSummary>,
 }
 
 /// The identity of a run's plan, the same on every shard of it.

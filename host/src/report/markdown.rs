@@ -1,7 +1,7 @@
 //! [`render_summary_markdown`]: `summary.md`, the human-readable companion of `summary.json`.
 //!
 //! Sections, in order (QuASIM's list, with Apex-X's per-mode detail): header, Environment,
-//! Leaderboard (by p50), Timing modes (CUDA cold vs batch), Resource use, Skipped, Failed, Key
+//! Leaderboard (by p50), Side by side with anchors (with `--anchor-results`), Timing modes (CUDA cold vs batch), Resource use, Skipped, Failed, Key
 //! findings, Recommendations, Regressions (when a compare result is given), and a footer that says
 //! how the file was made and what a killed run leaves. A missing value prints `n/a`.
 
@@ -22,6 +22,7 @@ pub fn render_summary_markdown(summary: &RunSummary, regressions: Option<&str>) 
     header(summary, &mut md);
     environment(&summary.environment, &mut md);
     leaderboard_section(summary, &mut md);
+    super::anchors_section::anchors_section(summary, &mut md);
     modes_section(summary, &mut md);
     super::figures_section::figures_section(summary, &mut md);
     resources_section(summary, &mut md);

@@ -14,13 +14,15 @@
 //! - [`OutputLock`]: the advisory lock that gives an output directory one writer at a time.
 //! - [`render_summary_markdown`]: `summary.md` (its `## Kernel figures` section:
 //!   `figures_section`), with findings derived from the data
-//!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]).
+//!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]);
+//!   its `## Side by side with anchors` section: `anchors_section`.
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
 //! - [`exports`]: `--format csv|junit|bmf|github-action-benchmark`, the results for other tools.
 //! - [`html`]: `index.html`, the self-contained report with its charts.
 //!
 //! JSON Schemas of every file: `docs/schemas/`.
 
+pub(crate) mod anchors_section;
 mod atomic;
 pub mod calibration;
 pub(crate) mod case_view;

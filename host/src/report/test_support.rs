@@ -146,6 +146,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             launch_floor_us: None,
         }),
         ran_on: Default::default(),
+        anchors: Vec::new(),
     }
 }
 
@@ -201,6 +202,7 @@ pub fn summary_of(cases: Vec<CaseResult>) -> RunSummary {
         benchmarks: cases.into_iter().map(|c| (c.id.clone(), c)).collect(),
         time_accounting: None,
         plan: None,
+        anchors: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //!
 //! - [`page`]: the shell, the sections in order, escaping.
 //! - [`charts`]: the plotters glue (embedded font, palette, SVG into a string).
+//! - [`anchors`]: the side-by-side table of anchors (`--anchor-results`) with ratio bars.
 //! - [`case_plots`]: per case, the sample distribution with Tukey fences, the iteration times,
 //!   and the timing modes side by side.
 //! - [`sweeps`]: time and throughput against each swept parameter (seed 004's views).
@@ -11,6 +12,7 @@
 //! - [`compare_table`]: the gate in nvbench's compare shape.
 //! - [`trend`]: a history folder's trends with change points.
 
+mod anchors;
 mod case_plots;
 mod charts;
 mod compare_table;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{HtmlError, HtmlInput, case_plots, compare_table, copy_line, sweeps, trend};
+use super::{HtmlError, HtmlInput, anchors, case_plots, compare_table, copy_line, sweeps, trend};
 use crate::model::{CaseResult, CaseStatus, RunSummary};
 use crate::report::fmt::{NA, opt_ms, opt_pct, si, sig};
 use crate::report::unit_rate;
@@ -40,6 +40,11 @@ pub fn render(input: &HtmlInput<'_>) -> Result<String, HtmlError> {
     let mut nav = vec![("results", "Results")];
     header(s, &mut body);
     results(s, &mut body);
+    if let Some(html) = anchors::section(s) {
+        nav.push(("anchors", "Anchors"));
+        section(&mut body, "anchors", "Side by side with anchors");
+        body.push_str(&html);
+    }
     if let Some(chart) = copy_line::chart(s)? {
         nav.push(("copy-line", "% of copy line"));
         section(&mut body, "copy-line", "% of the measured line");
@@ -280,7 +285,7 @@ fn cases(s: &RunSummary, body: &mut String) -> Result<(), HtmlError> {
 }
 
 /// A case's element id: its id with every character outside `[A-Za-z0-9_-]` as `-`.
-fn anchor(c: &CaseResult) -> String {
+pub(super) fn anchor(c: &CaseResult) -> String {
     let id: String =
         c.id.chars()
             .map(|ch| {
