@@ -99,22 +99,25 @@ pub fn section(s: &RunSummary) -> Option<String> {
     Some(body)
 }
 
-/// An inline SVG bar from the middle (ratio 1) to the right (we are faster) or the left.
+/// An inline SVG bar from the middle (ratio 1) to the right (we are faster) or the left, with a
+/// dot at its end so that a ratio near parity still shows where it lies.
 fn bar(ratio: f64) -> String {
     if !(ratio.is_finite() && ratio > 0.0) {
         return String::new();
     }
     let w = (ratio.log10().clamp(-1.0, 1.0) * HALF_PX).abs();
-    let (x, colour) = if ratio >= 1.0 {
-        (HALF_PX, "#2a8f3a")
+    let (x, end, colour) = if ratio >= 1.0 {
+        (HALF_PX, HALF_PX + w, "#2a8f3a")
     } else {
-        (HALF_PX - w, "#c0392b")
+        (HALF_PX - w, HALF_PX - w, "#c0392b")
     };
     format!(
         "<svg width=\"{full}\" height=\"12\" role=\"img\" aria-label=\"ratio {ratio:.3}\">\
          <rect x=\"{x:.1}\" y=\"1\" width=\"{w:.1}\" height=\"10\" fill=\"{colour}\"/>\
+         <circle cx=\"{cx:.1}\" cy=\"6\" r=\"5\" fill=\"{colour}\"/>\
          <line x1=\"{HALF_PX}\" y1=\"0\" x2=\"{HALF_PX}\" y2=\"12\" stroke=\"#333\"/></svg>",
-        full = 2.0 * HALF_PX
+        full = 2.0 * HALF_PX,
+        cx = end.clamp(5.0, 2.0 * HALF_PX - 5.0)
     )
 }
 
@@ -135,5 +138,14 @@ mod tests {
         assert!(slower.contains("width=\"24.1\""), "{slower}");
         assert_eq!(bar(f64::NAN), "");
         assert!(bar(1000.0).contains("width=\"80.0\""), "clamped at 10x");
+        let parity = bar(1.02);
+        assert!(
+            parity.contains("<circle cx=\"80.7\""),
+            "a dot at parity: {parity}"
+        );
+        assert!(
+            bar(1000.0).contains("<circle cx=\"155.0\""),
+            "the dot stays inside"
+        );
     }
 }
