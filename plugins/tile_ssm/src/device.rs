@@ -80,7 +80,8 @@ impl DeviceState {
         let source = program::source(T::PRECISION, tuning)?;
         let ptx = program::ptx(&source, session.arch())?;
         let module = session.ctx.load_module(ptx).map_err(cuda_error)?;
-        let function = session.function(&module, program::function_name(problem.direction))?;
+        let entry = program::entry(problem.direction, problem.steps, tuning);
+        let function = session.function(&module, entry)?;
         let stream = session.stream.clone();
         let es = std::mem::size_of::<T>();
         let up = |bytes: &[u8]| stream.clone_htod(bytes).map_err(cuda_error);

@@ -173,6 +173,17 @@ pub fn function_name(direction: Direction) -> &'static str {
     }
 }
 
+/// The entry point a case with `steps` steps launches under `tuning`: for the bidirectional scan
+/// of a K within one super-chunk, `tile_ssm_bidirectional_one` (the same kernel specialised for
+/// it; `cuda/tile_ssm.cu` gives the figures), else [`function_name`].
+pub fn entry(direction: Direction, steps: usize, tuning: CudaTuning) -> &'static str {
+    if direction == Direction::Bidirectional && steps <= tuning.super_chunk() {
+        "tile_ssm_bidirectional_one"
+    } else {
+        function_name(direction)
+    }
+}
+
 type CacheEntry = (&'static str, String, Ptx);
 
 static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
@@ -279,6 +290,21 @@ mod tests {
     }
 
     #[test]
+    fn a_k_within_one_super_chunk_takes_the_one_entry() {
+        let t = CudaTuning::NARROW;
+        assert_eq!(
+            entry(Direction::Bidirectional, 256, t),
+            "tile_ssm_bidirectional_one"
+        );
+        assert_eq!(
+            entry(Direction::Bidirectional, 257, t),
+            "tile_ssm_bidirectional"
+        );
+        assert_eq!(entry(Direction::Forward, 1, t), "tile_ssm_forward");
+        assert_eq!(entry(Direction::Backward, 4096, t), "tile_ssm_backward");
+    }
+
+    #[test]
     fn the_shape_rule_picks_wide_only_for_wide_even_problems() {
         assert_eq!(CudaTuning::for_shape(1, 128), CudaTuning::NARROW);
         assert_eq!(CudaTuning::for_shape(8, 1536), CudaTuning::WIDE);
@@ -316,6 +342,8 @@ mod tests {
         let text = ptx(&sources[0].1, "sm_90").unwrap().to_src();
         for d in Direction::ALL {
             assert!(text.contains(function_name(d)), "{}", function_name(d));
+            let short = entry(d, 1, CudaTuning::NARROW);
+            assert!(text.contains(short), "{short}");
         }
     }
 }
