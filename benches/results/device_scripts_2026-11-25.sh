@@ -5,6 +5,7 @@
 # Triton anchors, and the CUDA suite through apex-host with those anchors beside it, one call.
 # Call 5 (issue 17): tile_ops anchors, then tile_ops + tile_ssm through apex-host with every
 # export and both anchor files; the seed-000 field check and the seed-style 12-key gate.
+# Call 6: call 4's self-check and suite again after tile_ssm_bidirectional_one.
 set -u
 B=.device/slim/release
 export CARGO_TARGET_DIR=.device/slim PYTHONUNBUFFERED=1
@@ -53,6 +54,13 @@ call5() {
   $B/apex-host compare "$OUT/ops/summary.json" host/tests/fixtures/seed/perf_baseline_gpu.json --output-dir "$OUT/seedgate" > "$OUT/seedgate.log" 2>&1
   echo "seed gate rc=$?"; grep -E "pass|fail|missing" "$OUT/seedgate/regressions.md" | head -16
   (cd "$OUT/ops" && tar czf ../ops_report.tgz --exclude=kernels --exclude=samples .) && rm -rf "$OUT/ops"
+}
+call6() { # after tile_ssm_bidirectional_one: the self-check and the suite again (call 4's anchors)
+  step ssm_check 300 $B/examples/tile_ssm_gpu_check
+  grep -E "^check:|^RESULT|^FAIL" "$OUT/ssm_check.log" | head -20
+  step ssm_run 200 $B/apex-host run --no-build --backends cuda --quick --save-samples --filter 'tile_ssm.*' \
+    --anchor-results .device/slim/tile_ssm_torch.jsonl --output-dir "$OUT/ssm"
+  (cd "$OUT/ssm" && tar czf ../ssm_report.tgz summary.json summary.md) && rm -rf "$OUT/ssm"
 }
 "$@"
 cat "$OUT/table.txt"
