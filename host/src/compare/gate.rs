@@ -231,15 +231,7 @@ mod tests {
     use crate::report::test_support::{case_at, summary_of};
     use std::path::Path;
 
-    const PACK: &[(&str, &str)] = &[
-        ("batch", "1"),
-        ("channels", "128"),
-        ("height", "128"),
-        ("width", "128"),
-        ("tile_size", "8"),
-        ("kmax", "32"),
-        ("ids", "sorted"),
-    ];
+    const PACK: &[(&str, &str)] = crate::report::exports::select::fixed_profile::TILE_PACK;
 
     fn seed_baseline(metrics: &str) -> Baseline {
         Baseline::parse(

@@ -19,22 +19,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::select::Selector;
+use super::select::{Selector, fixed_profile};
 use crate::model::{CaseStatus, RunSummary};
 
 pub const FILE: &str = "perf_cpu.json";
 /// The seed's `suite`, also what a seed CPU baseline names.
 pub const SUITE: &str = "apex_x_cpu_perf_regression";
-
-const PROFILE_TILES: &[(&str, &str)] = &[
-    ("batch", "1"),
-    ("channels", "128"),
-    ("height", "128"),
-    ("width", "128"),
-    ("tile_size", "8"),
-    ("kmax", "32"),
-    ("ids", "sorted"),
-];
 
 const fn cpu(kernel: &'static str, params: &'static [(&'static str, &'static str)]) -> Selector {
     Selector {
@@ -51,41 +41,17 @@ pub const KEYS: [(&str, Selector, &str); 5] = [
     ("infer_p95_ms", cpu("ff_model.infer", &[]), "p95_ms"),
     (
         "tile_pack_p50_ms",
-        cpu("tile_ops.tile_pack", PROFILE_TILES),
+        cpu("tile_ops.tile_pack", fixed_profile::TILE_PACK),
         "p50_ms",
     ),
     (
         "tile_unpack_p50_ms",
-        cpu(
-            "tile_ops.tile_unpack",
-            &[
-                ("batch", "1"),
-                ("channels", "128"),
-                ("height", "128"),
-                ("width", "128"),
-                ("tile_size", "8"),
-                ("kmax", "32"),
-                ("ids", "sorted"),
-                ("mode", "override"),
-                ("offgrid", "false"),
-            ],
-        ),
+        cpu("tile_ops.tile_unpack", fixed_profile::TILE_UNPACK),
         "p50_ms",
     ),
     (
         "fusion_gate_p50_ms",
-        cpu(
-            "tile_ops.fusion_gate",
-            &[
-                ("batch", "1"),
-                ("channels", "128"),
-                ("height", "128"),
-                ("width", "128"),
-                ("bias", "0"),
-                ("boundary_log_weight", "1"),
-                ("uncertainty_log_weight", "1"),
-            ],
-        ),
+        cpu("tile_ops.fusion_gate", fixed_profile::FUSION_GATE),
         "p50_ms",
     ),
 ];

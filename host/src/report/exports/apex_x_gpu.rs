@@ -32,7 +32,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::select::Selector;
+use super::select::{Selector, fixed_profile};
 use crate::model::{CaseResult, CaseStatus, RunSummary};
 use crate::report::fmt;
 
@@ -91,18 +91,7 @@ const BLOCKS: [Block; 10] = [
     Block {
         path: "tile_ops.tilepack.dispatch",
         unit: "tiles_per_s",
-        source: cuda(
-            "tile_ops.tile_pack",
-            &[
-                ("batch", "1"),
-                ("channels", "128"),
-                ("height", "128"),
-                ("width", "128"),
-                ("tile_size", "8"),
-                ("kmax", "32"),
-                ("ids", "sorted"),
-            ],
-        ),
+        source: cuda("tile_ops.tile_pack", fixed_profile::TILE_PACK),
     },
     Block {
         path: "tile_ops.tileunpack.reference",
@@ -112,20 +101,7 @@ const BLOCKS: [Block; 10] = [
     Block {
         path: "tile_ops.tileunpack.dispatch",
         unit: "tiles_per_s",
-        source: cuda(
-            "tile_ops.tile_unpack",
-            &[
-                ("batch", "1"),
-                ("channels", "128"),
-                ("height", "128"),
-                ("width", "128"),
-                ("tile_size", "8"),
-                ("kmax", "32"),
-                ("ids", "sorted"),
-                ("mode", "override"),
-                ("offgrid", "false"),
-            ],
-        ),
+        source: cuda("tile_ops.tile_unpack", fixed_profile::TILE_UNPACK),
     },
     Block {
         path: "tile_ops.fusion_gate.reference",
@@ -135,18 +111,7 @@ const BLOCKS: [Block; 10] = [
     Block {
         path: "tile_ops.fusion_gate.dispatch",
         unit: "elements_per_s",
-        source: cuda(
-            "tile_ops.fusion_gate",
-            &[
-                ("batch", "1"),
-                ("channels", "128"),
-                ("height", "128"),
-                ("width", "128"),
-                ("bias", "0"),
-                ("boundary_log_weight", "1"),
-                ("uncertainty_log_weight", "1"),
-            ],
-        ),
+        source: cuda("tile_ops.fusion_gate", fixed_profile::FUSION_GATE),
     },
     Block {
         path: "tilessm.torch_reference",
@@ -156,17 +121,7 @@ const BLOCKS: [Block; 10] = [
     Block {
         path: "tilessm.triton_dispatch",
         unit: "tokens_per_s",
-        source: cuda(
-            "tile_ssm.forward",
-            &[
-                ("batch", "1"),
-                ("steps", "256"),
-                ("channels", "128"),
-                ("clamp_value", "10000"),
-                ("init_state", "none"),
-                ("nonfinite", "false"),
-            ],
-        ),
+        source: cuda("tile_ssm.forward", fixed_profile::TILE_SSM),
     },
     Block {
         path: "end_to_end_infer.torch_eager",

@@ -7,6 +7,51 @@
 
 use crate::model::{CaseResult, RunSummary};
 
+/// The Apex-X fixed profile's parameters, as the seed formats' fields select them.
+pub mod fixed_profile {
+    /// TilePack (and the map the other tile ops share): B=1, C=128, 128x128, tile 8, kmax 32.
+    pub const TILE_PACK: &[(&str, &str)] = &[
+        ("batch", "1"),
+        ("channels", "128"),
+        ("height", "128"),
+        ("width", "128"),
+        ("tile_size", "8"),
+        ("kmax", "32"),
+        ("ids", "sorted"),
+    ];
+    /// TileUnpack: the TilePack shape, override mode, on-grid tiles.
+    pub const TILE_UNPACK: &[(&str, &str)] = &[
+        ("batch", "1"),
+        ("channels", "128"),
+        ("height", "128"),
+        ("width", "128"),
+        ("tile_size", "8"),
+        ("kmax", "32"),
+        ("ids", "sorted"),
+        ("mode", "override"),
+        ("offgrid", "false"),
+    ];
+    /// FusionGate: the map only, default weights.
+    pub const FUSION_GATE: &[(&str, &str)] = &[
+        ("batch", "1"),
+        ("channels", "128"),
+        ("height", "128"),
+        ("width", "128"),
+        ("bias", "0"),
+        ("boundary_log_weight", "1"),
+        ("uncertainty_log_weight", "1"),
+    ];
+    /// The TileSSM scan: B=1, K=256, C=128, the seed's clamp, no initial state, finite tokens.
+    pub const TILE_SSM: &[(&str, &str)] = &[
+        ("batch", "1"),
+        ("steps", "256"),
+        ("channels", "128"),
+        ("clamp_value", "10000"),
+        ("init_state", "none"),
+        ("nonfinite", "false"),
+    ];
+}
+
 /// The case a seed field is filled from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Selector {
