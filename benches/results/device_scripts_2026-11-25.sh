@@ -62,5 +62,10 @@ call6() { # after tile_ssm_bidirectional_one: the self-check and the suite again
     --anchor-results .device/slim/tile_ssm_torch.jsonl --output-dir "$OUT/ssm"
   (cd "$OUT/ssm" && tar czf ../ssm_report.tgz summary.json summary.md) && rm -rf "$OUT/ssm"
 }
+call9() { # after the blocked f64 reference: the suite again, for the verify phase
+  step ssm_run 200 $B/apex-host run --no-build --backends cuda --quick --filter 'tile_ssm.*' --output-dir "$OUT/ssm"
+  python3 -c "import json; s=json.load(open('$OUT/ssm/summary.json')); print(s['status'], s['counts'], s['time_accounting'])"
+  (cd "$OUT/ssm" && tar czf ../ssm_report.tgz summary.json summary.md) && rm -rf "$OUT/ssm"
+}
 "$@"
 cat "$OUT/table.txt"
