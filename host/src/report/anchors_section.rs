@@ -37,17 +37,28 @@ impl SideBySide<'_> {
             .map_or(NA.into(), |r| format!("{}×", sig(r, 3)))
     }
 
-    /// The anchor's error, else its cache, device and note.
+    /// The anchor's error, else its cache, device and note. When the anchor's cache state and our
+    /// headline's differ (an L2-hot figure of ours against a DRAM-cold anchor, say), the note
+    /// says so: the ratio then does not compare like with like.
     pub fn note(&self) -> String {
         if let Some(e) = &self.anchor.error {
             return format!("error: {e}");
         }
-        [&self.anchor.cache, &self.anchor.device, &self.anchor.note]
+        let cache = self.anchor.cache.as_ref().map(|a| match self.our_cache() {
+            Some(ours) if ours != a => format!("anchor {a}, ours {ours}: not like for like"),
+            _ => a.clone(),
+        });
+        [cache, self.anchor.device.clone(), self.anchor.note.clone()]
             .into_iter()
             .flatten()
-            .cloned()
             .collect::<Vec<_>>()
             .join("; ")
+    }
+
+    /// The cache state of our headline figure (`dram_cold`, `l2_hot`), when it has one.
+    fn our_cache(&self) -> Option<&str> {
+        let head = self.case.headline.as_deref()?;
+        self.case.timing.get(head)?.cache.as_deref()
     }
 }
 
@@ -187,6 +198,23 @@ mod tests {
     fn row(kernel: &str, us: serde_json::Value) -> serde_json::Value {
         json!({"kernel": kernel, "impl": "numpy", "params": {"tile_size": 8},
                "precision": "fp16", "backend": "cpu", "us_per_call": us})
+    }
+
+    #[test]
+    fn a_cache_state_unlike_ours_is_named_in_the_note() {
+        let mut r = row("tile_ops.tile_pack", json!(2.0));
+        r["cache"] = json!("dram_cold");
+        let mut s = with_anchors(vec![r]);
+        let case = s.benchmarks.values_mut().next().unwrap();
+        let head = case.headline.clone().unwrap();
+        case.timing.get_mut(&head).unwrap().cache = Some("l2_hot".into());
+        assert_eq!(
+            rows(&s)[0].note(),
+            "anchor dram_cold, ours l2_hot: not like for like"
+        );
+        let case = s.benchmarks.values_mut().next().unwrap();
+        case.timing.get_mut(&head).unwrap().cache = Some("dram_cold".into());
+        assert_eq!(rows(&s)[0].note(), "dram_cold");
     }
 
     #[test]
