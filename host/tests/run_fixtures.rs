@@ -129,20 +129,10 @@ fn each_fixture_gets_its_status_and_reason_and_healthy_cases_are_unaffected() {
         ("kernels/example.saxpy.json", "case.schema.json"),
     ] {
         let doc = read_json(&dir.path().join(file));
-        if let Err(e) = validate(schema, &doc) {
+        if let Err(e) = support::validate_schema(schema, &doc) {
             panic!("{file} does not validate against {schema}: {e}");
         }
     }
-}
-
-/// Validates `doc` against `docs/schemas/<schema>`.
-fn validate(schema: &str, doc: &serde_json::Value) -> Result<(), String> {
-    let path = support::root().join("docs/schemas").join(schema);
-    let mut schemas = boon::Schemas::new();
-    let idx = boon::Compiler::new()
-        .compile(&path.display().to_string(), &mut schemas)
-        .map_err(|e| format!("schema does not compile: {e:#}"))?;
-    schemas.validate(doc, idx).map_err(|e| format!("{e:#}"))
 }
 
 /// Linear interpolation between order statistics, written independently of `stats`.

@@ -11,14 +11,8 @@ use serde_json::{Value, json};
 use support::{apex, apex_bare as bare, read_json};
 
 fn validate(schema: &str, doc: &Value) {
-    let path = support::root().join("docs/schemas").join(schema);
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    let index = compiler
-        .compile(&path.display().to_string(), &mut schemas)
-        .unwrap_or_else(|e| panic!("{schema} compiles: {e:#}"));
-    if let Err(e) = schemas.validate(doc, index) {
-        panic!("the export does not match {schema}: {e:#}");
+    if let Err(e) = support::validate_schema(schema, doc) {
+        panic!("the export does not match {schema}: {e}");
     }
 }
 

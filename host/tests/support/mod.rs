@@ -144,3 +144,13 @@ pub fn apex_in(checkout: &Path, args: &[&str]) -> Output {
         .output()
         .expect("apex-host runs")
 }
+
+/// Validates `doc` against `docs/schemas/<schema>`.
+pub fn validate_schema(schema: &str, doc: &serde_json::Value) -> Result<(), String> {
+    let path = root().join("docs/schemas").join(schema);
+    let mut schemas = boon::Schemas::new();
+    let idx = boon::Compiler::new()
+        .compile(&path.display().to_string(), &mut schemas)
+        .map_err(|e| format!("schema does not compile: {e:#}"))?;
+    schemas.validate(doc, idx).map_err(|e| format!("{e:#}"))
+}
