@@ -50,7 +50,8 @@ impl CudaTuning {
     /// and the scan is latency-bound. H100, fixed profile (B=1, K=256, C=128, fp16), DRAM-cold
     /// graph replay (`tile_ssm_gpu_check --bench`, 2026-11-25): forward 4.03 µs against 4.41-6.05
     /// for 16×8, 8×16, 32×8, 32×4 and every two-channel shape; bidirectional 4.77 against 5.97 and
-    /// more. 16 × 16 = 256 steps is the whole fixed-profile K in one super-chunk.
+    /// more (4.70 once `tile_ssm_bidirectional_one` took the one-super-chunk case). 16 × 16 = 256
+    /// steps is the whole fixed-profile K in one super-chunk.
     pub const NARROW: CudaTuning = CudaTuning {
         chunks: 16,
         tokens_per_thread: 16,
