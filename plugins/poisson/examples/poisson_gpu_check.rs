@@ -14,8 +14,10 @@
 //!
 //! ```text
 //! cargo build --release -p apex-plugin-poisson --example poisson_gpu_check
-//! ./target/release/examples/poisson_gpu_check [--bench]
+//! ./target/release/examples/poisson_gpu_check [--bench] [--only TEXT]
 //! ```
+//! `--only TEXT` runs only the bench profiles whose label contains TEXT, without the self-check
+//! (for a profiler: `ncu ... poisson_gpu_check --only '256^3 seed cap [launches]'`).
 //! Without a GPU it prints why and exits 2; `--cpu` runs the CPU path of the bench profiles
 //! (what this machine can check) and exits.
 
@@ -27,6 +29,7 @@ use apex_plugin_api::{
 };
 use apex_plugin_poisson::{
     case::{PoissonCase, default_tolerance},
+    device::tuning::{self, CgTuning},
     harness::{check, grid, typed_case},
     real::Storage,
     self_check,
@@ -51,6 +54,15 @@ fn profiles() -> Vec<Profile> {
             false,
         ),
         ("cg 64^3 to 1e-5", Method::Cg, [64, 64, 64], 200, 2, false),
+        // The per-iteration floor of a launch plan: 4096 points, nearly no memory traffic.
+        (
+            "cg 16^3 (overhead floor)",
+            Method::Cg,
+            [16, 16, 16],
+            200,
+            2,
+            false,
+        ),
         ("mg 64^3 seed cap", Method::Mg, [64, 64, 64], 50, 2, false),
         ("mg 64^3 cap 8", Method::Mg, [64, 64, 64], 8, 2, false),
         (
@@ -139,7 +151,14 @@ fn overrides(p: &Profile) -> Vec<(&'static str, ParamValue)> {
     reason = "a command-line example"
 )]
 fn main() -> ExitCode {
-    let bench = std::env::args().any(|a| a == "--bench");
+    let args: Vec<String> = std::env::args().collect();
+    let bench = args.iter().any(|a| a == "--bench");
+    // `--only TEXT`: bench only the profiles whose label contains TEXT, without the self-check
+    // (for a profiler run).
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
     if std::env::args().any(|a| a == "--cpu") {
         cpu_bench();
         return ExitCode::SUCCESS;
@@ -178,6 +197,22 @@ fn main() -> ExitCode {
     );
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
+    if let Some(only) = &only {
+        failures += run_bench(&ctx, &stream, handles, Some(only));
+        println!(
+            "{}",
+            if failures == 0 {
+                "RESULT: OK"
+            } else {
+                "RESULT: FAILED"
+            }
+        );
+        return if failures == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     let lines = self_check::run(handles, &sync);
     for line in &lines {
         let status = if line.passed() { "PASS" } else { "FAIL" };
@@ -211,7 +246,7 @@ fn main() -> ExitCode {
         lines.len()
     );
     if bench {
-        failures += run_bench(&ctx, &stream, handles);
+        failures += run_bench(&ctx, &stream, handles, None);
     }
     println!(
         "{}",
@@ -229,7 +264,12 @@ fn main() -> ExitCode {
 }
 
 #[expect(clippy::print_stdout, reason = "a command-line example")]
-fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHandles) -> usize {
+fn run_bench(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    handles: CudaHandles,
+    only: Option<&str>,
+) -> usize {
     let ev = || {
         ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .expect("event")
@@ -254,34 +294,77 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
         );
     }
     println!(
-        "bench {:<44} {:>5} {:>5} {:>11} {:>9} {:>8} {:>9}",
+        "bench {:<64} {:>5} {:>5} {:>11} {:>9} {:>8} {:>9}",
         "profile (fp32 unless f64)", "iters", "conv", "us/solve", "us/iter", "GB/s", "verify"
     );
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     for p in profiles() {
-        let o = overrides(&p);
-        let row = if p.5 {
-            bench_one::<f64>(&p, &o, stream, handles, &sync, &ev)
-        } else {
-            bench_one::<f32>(&p, &o, stream, handles, &sync, &ev)
-        };
-        match row {
-            Ok((line, ok)) => {
-                failures += usize::from(!ok);
-                println!("bench {line}");
+        for (suffix, tuning) in cg_tunings(&p) {
+            let label = format!("{}{suffix}", p.0);
+            if only.is_some_and(|t| !label.contains(t)) {
+                continue;
             }
-            Err(e) => {
-                failures += 1;
-                println!("bench {:<44} error: {e}", p.0);
+            let o = overrides(&p);
+            let row = tuning::with(tuning, || {
+                if p.5 {
+                    bench_one::<f64>(&p, &label, &o, stream, handles, &sync, &ev)
+                } else {
+                    bench_one::<f32>(&p, &label, &o, stream, handles, &sync, &ev)
+                }
+            });
+            match row {
+                Ok((line, ok)) => {
+                    failures += usize::from(!ok);
+                    println!("bench {line}");
+                }
+                Err(e) => {
+                    failures += 1;
+                    println!("bench {label:<44} error: {e}");
+                }
             }
         }
     }
     failures
 }
 
+/// The launch plans a profile is timed with: CG runs its default, then the per-kernel launches
+/// (at 16 and 64 stencil planes per thread too) and `cg_persistent` at 2 and 4 blocks per SM
+/// (capped by occupancy); other methods once.
+fn cg_tunings(p: &Profile) -> Vec<(String, CgTuning)> {
+    let mut v = vec![(String::new(), CgTuning::default())];
+    if p.1 == Method::Cg {
+        let launches = CgTuning {
+            persistent: Some(false),
+            ..CgTuning::default()
+        };
+        v.push((" [launches]".into(), launches));
+        for z in [16, 64] {
+            v.push((
+                format!(" [launches zch {z}]"),
+                CgTuning {
+                    stencil_zch: z,
+                    ..launches
+                },
+            ));
+        }
+        for b in [2, 4] {
+            v.push((
+                format!(" [persistent {b}/SM]"),
+                CgTuning {
+                    persistent: Some(true),
+                    blocks_per_sm: b,
+                    stencil_zch: 0,
+                },
+            ));
+        }
+    }
+    v
+}
+
 fn bench_one<T: Storage>(
     p: &Profile,
+    label: &str,
     o: &[(&'static str, ParamValue)],
     stream: &Arc<CudaStream>,
     handles: CudaHandles,
@@ -333,14 +416,16 @@ fn bench_one<T: Storage>(
     let it = case.setup_report.iterations.max(1) as f64;
     Ok((
         format!(
-            "{:<44} {:>5} {:>5} {:>11.1} {:>9.2} {:>8.0} {:>9}",
-            p.0,
+            "{:<64} {:>5} {:>5} {:>11.1} {:>9.2} {:>8.0} {:>9} {:?}",
+            label,
             case.setup_report.iterations,
             case.setup_report.converged,
             ms * 1e3,
             ms * 1e3 / it,
             bytes / ms / 1e6,
-            if ok { "PASS" } else { "FAIL" }
+            if ok { "PASS" } else { "FAIL" },
+            case.cg_path()
+                .unwrap_or(apex_plugin_poisson::device::CgPath::Launches)
         ),
         ok,
     ))

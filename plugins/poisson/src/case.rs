@@ -228,6 +228,14 @@ impl<T: Storage> PoissonCase<T> {
         Ok(case)
     }
 
+    /// How a CUDA case launches its solve (`None` on the CPU).
+    pub fn cg_path(&self) -> Option<crate::device::CgPath> {
+        match &self.engine {
+            Engine::Cuda(d) => Some(d.cg_path),
+            Engine::Cpu(_) => None,
+        }
+    }
+
     /// The solution of the last call (in f64) and its report (CUDA: the caller synchronized).
     pub fn solution(&mut self) -> Result<(Vec<f64>, Report), PluginError> {
         match &self.engine {

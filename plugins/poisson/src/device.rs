@@ -1,11 +1,15 @@
 //! [`DeviceSolver`]: one CUDA case's module, buffers and the enqueued solve.
 //!
 //! `run` enqueues a whole solve on the host's stream: two memsets (the per-iteration scalar
-//! slots and the flags), `init_solve`, `max_iterations` iterations of kernels and `finish`. No
-//! host synchronisation and no allocation: the stopping test runs on the device (see
-//! `cuda/poisson.cu`), so the sequence can be captured in a CUDA graph. After convergence every
-//! remaining kernel returns at its first instruction; those launches still cost their launch
-//! time, which README.md quantifies.
+//! slots and the flags), then the solve. No host synchronisation and no allocation: the stopping
+//! test runs on the device (see `cuda/poisson.cu`), so the sequence can be captured in a CUDA
+//! graph.
+//! - CG on a grid of at most [`PERSISTENT_MAX_POINTS`]: one cooperative launch of
+//!   `cg_persistent` runs the whole solve with grid-wide barriers (a launch per solve instead of
+//!   two per iteration, and the loop ends at convergence). [`CgPath`] picks it.
+//! - Otherwise `init_solve`, `max_iterations` iterations of kernels and `finish`; after
+//!   convergence every remaining kernel returns at its first instruction, and those launches
+//!   still cost their launch time, which README.md quantifies.
 //!
 //! [`DeviceSolver::rotate`] adds buffer sets (every vector, level and scalar a solve touches;
 //! the coarse inverse, read-only, is shared) and `run` cycles through them.
@@ -34,6 +38,66 @@ pub const MAX_BLOCKS: usize = 1024;
 /// Block of `cg_direction`: 32 x 8 threads over x and y.
 pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
 
+/// CG grids of at most this many points run as one cooperative launch (`cg_persistent`); larger
+/// ones as launches. H100, 2026-11-25 (`poisson_gpu_check --bench`, µs per iteration, the
+/// to-1e-5 profiles): 64^3 9.6 persistent against 15.7 launches (the launches after
+/// convergence included); 128^3 67 against 46, as the co-resident grid (about 3 blocks of 256
+/// threads per SM at the kernel's register count) cannot keep DRAM busy.
+pub const PERSISTENT_MAX_POINTS: usize = 64 * 64 * 64;
+/// Blocks per SM of `cg_persistent`, capped by its occupancy (H100: 4 requested, 352 launched at
+/// 64^3: 9.56 us per iteration; 2: 9.70).
+pub const PERSISTENT_BLOCKS_PER_SM: u32 = 4;
+/// Planes per thread of `cg_direction` (H100, 256^3 fp32, 50 iterations: 8 planes 255 us per
+/// iteration, 16: 260, 64: 267).
+pub const STENCIL_PLANES: usize = 8;
+/// The most blocks `cg_persistent` is launched with (its partial-sum arrays hold this many).
+pub const PERSISTENT_MAX_BLOCKS: usize = 2048;
+
+/// Overrides of the CG launch plan for the GPU self-check and bench (`poisson_gpu_check`), per
+/// thread: a case set up on this thread inside [`tuning::with`] uses them. Never set by the
+/// plugin itself.
+pub mod tuning {
+    use std::cell::Cell;
+
+    /// Which CG path to force, and its shape (0: the default).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct CgTuning {
+        /// `Some(true)`: always `cg_persistent`; `Some(false)`: always launches.
+        pub persistent: Option<bool>,
+        /// `cg_persistent`'s blocks per SM.
+        pub blocks_per_sm: u32,
+        /// Planes per thread of `cg_direction`.
+        pub stencil_zch: u32,
+    }
+
+    thread_local! {
+        static CURRENT: Cell<CgTuning> = const {
+            Cell::new(CgTuning { persistent: None, blocks_per_sm: 0, stencil_zch: 0 })
+        };
+    }
+
+    /// Runs `f` with `tuning` in force on this thread.
+    pub fn with<R>(tuning: CgTuning, f: impl FnOnce() -> R) -> R {
+        let before = CURRENT.with(|c| c.replace(tuning));
+        let out = f();
+        CURRENT.with(|c| c.set(before));
+        out
+    }
+
+    pub(super) fn current() -> CgTuning {
+        CURRENT.with(Cell::get)
+    }
+}
+
+/// How a CG solve is launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgPath {
+    /// One cooperative launch of `cg_persistent` with this grid and planes per thread.
+    Persistent { blocks: u32, zch: i32 },
+    /// Two kernels per iteration up to `max_iterations`.
+    Launches,
+}
+
 /// Builds a kernel's argument list: the control arguments of iteration `k` (with or without the
 /// stopping test) followed by the kernel's own.
 type WithCtl<'a> = &'a dyn Fn(usize, bool, &[Arg]) -> Vec<Arg>;
@@ -57,19 +121,24 @@ mod f {
     pub const COARSE: usize = 6;
     pub const RESIDUAL_NORM: usize = 7;
     pub const FINISH: usize = 8;
+    pub const CG_PERSISTENT: usize = 9;
 }
 
 /// Every buffer one solve reads or writes.
 pub struct BufferSet {
     pub b: CudaSlice<u8>,
     pub x: CudaSlice<u8>,
-    /// CG and MG-PCG: r, p0, p1, q; MG-PCG also z (empty slices otherwise).
+    /// CG: r, p0, p1, q (`cg_persistent`: r0, p, r1, w0, w1, s0, s1); MG-PCG: r, p0, p1, q, z;
+    /// MG: none.
     pub cg: Vec<CudaSlice<u8>>,
     /// `(x, b)` of levels 1.. of the hierarchy.
     pub levels: Vec<(CudaSlice<u8>, CudaSlice<u8>)>,
     /// Per-iteration slots: res (max+2), pq (max+2), rz (max+2), as f64.
     pub scalars: CudaSlice<f64>,
-    /// done, iterations, converged, spare.
+    /// `cg_persistent`'s per-block partial sums: 4 x [`PERSISTENT_MAX_BLOCKS`] (empty otherwise).
+    pub partials: CudaSlice<f64>,
+    /// done, iterations, converged, spare, then `cg_persistent`'s barrier (count, generation)
+    /// and two spares.
     pub flags: CudaSlice<i32>,
 }
 
@@ -83,6 +152,8 @@ pub struct DeviceSolver<T: Storage> {
     hierarchy: Option<Hierarchy>,
     coarse_inv: Option<CudaSlice<u8>>,
     coarse_n: usize,
+    /// How CG runs (MG and MG-PCG always launch per kernel).
+    pub cg_path: CgPath,
     pub sets: Vec<BufferSet>,
     cursor: usize,
     last: usize,
@@ -103,15 +174,42 @@ fn grid_stride(n: usize) -> LaunchConfig {
     }
 }
 
-/// `cg_direction`'s grid and its planes per thread: at most about [`MAX_BLOCKS`] blocks, at
-/// least 4 planes per thread.
+/// The launch plan of a CG solve on `d`: `cg_persistent` on small grids when the device can
+/// launch it cooperatively (`max_blocks` co-resident blocks of 256 threads; 0 when it cannot),
+/// with the 32 x 8 tiles cut in z so that there are about as many tiles as blocks.
+pub fn cg_path(d: Dims, sms: u32, occupancy: u32) -> CgPath {
+    let forced = tuning::current();
+    let per_sm = match forced.blocks_per_sm {
+        0 => PERSISTENT_BLOCKS_PER_SM,
+        n => n,
+    }
+    .min(occupancy);
+    let wanted = forced
+        .persistent
+        .unwrap_or(d.len() <= PERSISTENT_MAX_POINTS);
+    if !wanted || per_sm == 0 || sms == 0 {
+        return CgPath::Launches;
+    }
+    let columns = d.nx.div_ceil(STENCIL_BLOCK.0 as usize) * d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
+    let blocks = ((sms * per_sm) as usize).min(PERSISTENT_MAX_BLOCKS);
+    let chunks = (blocks / columns).clamp(1, d.nz.max(1));
+    let zch = d.nz.div_ceil(chunks).max(1);
+    let tiles = columns * d.nz.div_ceil(zch);
+    CgPath::Persistent {
+        blocks: tiles.min(blocks) as u32,
+        zch: zch as i32,
+    }
+}
+
+/// `cg_direction`'s grid and its planes per thread ([`STENCIL_PLANES`]).
 pub fn stencil_grid(d: Dims) -> (LaunchConfig, i32) {
     let bx = d.nx.div_ceil(STENCIL_BLOCK.0 as usize);
     let by = d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
-    let zch = (d.nz * bx * by)
-        .div_ceil(MAX_BLOCKS)
-        .max(4)
-        .min(d.nz.max(1));
+    let zch = match tuning::current().stencil_zch {
+        0 => STENCIL_PLANES,
+        n => n as usize,
+    }
+    .min(d.nz.max(1));
     let cfg = LaunchConfig {
         grid_dim: (bx as u32, by as u32, d.nz.div_ceil(zch) as u32),
         block_dim: (STENCIL_BLOCK.0, STENCIL_BLOCK.1, 1),
@@ -155,6 +253,12 @@ impl<T: Storage> DeviceSolver<T> {
             }
             None => (None, 0),
         };
+        let cg_path = if method == Method::Cg {
+            persistent_capacity(&session, &functions[f::CG_PERSISTENT])
+                .map_or(CgPath::Launches, |(sms, occ)| cg_path(dims, sms, occ))
+        } else {
+            CgPath::Launches
+        };
         let mut solver = Self {
             session,
             functions,
@@ -164,6 +268,7 @@ impl<T: Storage> DeviceSolver<T> {
             hierarchy,
             coarse_inv,
             coarse_n,
+            cg_path,
             sets: Vec::new(),
             cursor: 0,
             last: 0,
@@ -190,11 +295,18 @@ impl<T: Storage> DeviceSolver<T> {
         let n = self.dims.len();
         let vectors = 2 + self.cg_vectors();
         let levels = self.hierarchy.as_ref().map_or(0, |h| h.total_points() - n);
-        (vectors * n + 2 * levels) * e + 3 * self.scalar_len() * 8 + 16
+        let partials = if self.method == Method::Cg {
+            4 * PERSISTENT_MAX_BLOCKS
+        } else {
+            1
+        };
+        (vectors * n + 2 * levels) * e + (3 * self.scalar_len() + partials) * 8 + 32
     }
 
     fn cg_vectors(&self) -> usize {
         match self.method {
+            // r, p0, p1, q; `cg_persistent`: p and two buffers each of r, w and s.
+            Method::Cg if matches!(self.cg_path, CgPath::Persistent { .. }) => 7,
             Method::Cg => 4,
             Method::Mg => 0,
             Method::MgPcg => 5,
@@ -223,7 +335,14 @@ impl<T: Storage> DeviceSolver<T> {
             scalars: s
                 .alloc_zeros::<f64>(3 * self.scalar_len())
                 .map_err(cuda_error)?,
-            flags: s.alloc_zeros::<i32>(4).map_err(cuda_error)?,
+            partials: s
+                .alloc_zeros::<f64>(if self.method == Method::Cg {
+                    4 * PERSISTENT_MAX_BLOCKS
+                } else {
+                    1
+                })
+                .map_err(cuda_error)?,
+            flags: s.alloc_zeros::<i32>(8).map_err(cuda_error)?,
         })
     }
 
@@ -331,6 +450,18 @@ impl<T: Storage> DeviceSolver<T> {
     }
 
     fn launch(&self, func: usize, cfg: LaunchConfig, args: &[Arg]) -> Result<(), PluginError> {
+        self.launch_with(func, cfg, args, false)
+    }
+
+    /// Launches `func`; `cooperative`: with cuLaunchCooperativeKernel, which fails rather than
+    /// start a grid whose blocks cannot all be resident at once.
+    fn launch_with(
+        &self,
+        func: usize,
+        cfg: LaunchConfig,
+        args: &[Arg],
+        cooperative: bool,
+    ) -> Result<(), PluginError> {
         let mut b = self.session.stream.launch_builder(&self.functions[func]);
         for a in args {
             match a {
@@ -343,7 +474,12 @@ impl<T: Storage> DeviceSolver<T> {
         // SAFETY: argument lists match the kernels' signatures in cuda/poisson.cu (checked by
         // the GPU self-check); every pointer is a live allocation of this case sized for the
         // dims passed with it.
-        unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+        let launched = if cooperative {
+            unsafe { b.launch_cooperative(cfg) }
+        } else {
+            unsafe { b.launch(cfg) }
+        };
+        launched.map(drop).map_err(cuda_error)
     }
 
     fn enqueue(&self, set_index: usize) -> Result<(), PluginError> {
@@ -371,12 +507,42 @@ impl<T: Storage> DeviceSolver<T> {
         };
         // The slot memsets are the only non-kernel nodes; both are capturable.
         memset_zero(&stream, sc, 3 * self.scalar_len() * 8)?;
-        memset_zero(&stream, fl, 16)?;
+        memset_zero(&stream, fl, 32)?;
         let d = self.dims;
         let n = d.len() as i64;
         let (x, b) = (ptr(&set.x), ptr(&set.b));
         let cg: Vec<u64> = set.cg.iter().map(ptr).collect();
         let r = cg.first().copied().unwrap_or(0);
+        if let CgPath::Persistent { blocks, zch } = self.cg_path {
+            let (part, _) = set.partials.device_ptr(&stream);
+            let args = [
+                Arg::P(fl),
+                Arg::P(res),
+                Arg::P(pq),
+                Arg::P(part),
+                Arg::P(b),
+                Arg::P(x),
+                Arg::P(cg[1]),
+                Arg::P(cg[0]),
+                Arg::P(cg[2]),
+                Arg::P(cg[3]),
+                Arg::P(cg[4]),
+                Arg::P(cg[5]),
+                Arg::P(cg[6]),
+                Arg::I(d.nx as i32),
+                Arg::I(d.ny as i32),
+                Arg::I(d.nz as i32),
+                Arg::I(zch),
+                Arg::I(self.settings.max_iterations as i32),
+                Arg::D(tol2),
+            ];
+            let cfg = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            return self.launch_with(f::CG_PERSISTENT, cfg, &args, true);
+        }
         self.launch(
             f::INIT,
             grid_stride(d.len()),
@@ -545,6 +711,21 @@ impl<T: Storage> DeviceSolver<T> {
         }
         Ok(())
     }
+}
+
+/// `(SM count, co-resident 256-thread blocks of `cg_persistent` per SM)`, or `None` when the
+/// device cannot launch cooperatively.
+fn persistent_capacity(session: &CudaSession, function: &CudaFunction) -> Option<(u32, u32)> {
+    use cudarc::driver::sys::CUdevice_attribute as Attr;
+    let attr = |a| session.ctx.attribute(a).ok();
+    if attr(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 1 {
+        return None;
+    }
+    let sms = u32::try_from(attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?).ok()?;
+    let occupancy = function
+        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, 0, None)
+        .ok()?;
+    Some((sms, occupancy))
 }
 
 /// `cuMemsetD8Async(ptr, 0, bytes)` on `stream` (capturable).

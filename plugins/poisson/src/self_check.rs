@@ -10,6 +10,7 @@ use half::f16;
 
 use crate::{
     case::default_tolerance,
+    device::tuning::{self, CgTuning},
     harness::{check, describe, grid, typed_case},
     real::Storage,
     reference,
@@ -130,6 +131,46 @@ pub const FP16_TOLERANCE: f64 = 3e-3;
 pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
     let mut lines = Vec::new();
     for (method, g, max, tol, converges) in variants() {
+        // CG runs both launch plans: the cooperative `cg_persistent` and the per-kernel launches.
+        let paths: &[Option<bool>] = if method == Method::Cg {
+            &[Some(true), Some(false)]
+        } else {
+            &[None]
+        };
+        for &path in paths {
+            let tuning = CgTuning {
+                persistent: path,
+                ..CgTuning::default()
+            };
+            tuning::with(tuning, || {
+                let label = match path {
+                    Some(true) => Some("path=persistent"),
+                    Some(false) => Some("path=launches"),
+                    None => None,
+                };
+                lines.extend(variant_lines(
+                    handles, sync, method, g, max, tol, converges, label,
+                ));
+            });
+        }
+    }
+    lines
+}
+
+/// The lines of one variant at every storage type it runs in.
+#[allow(clippy::too_many_arguments)]
+fn variant_lines(
+    handles: CudaHandles,
+    sync: &dyn Fn() -> Result<(), PluginError>,
+    method: Method,
+    g: [i64; 3],
+    max: i64,
+    tol: f64,
+    converges: bool,
+    label: Option<&str>,
+) -> Vec<CheckLine> {
+    let mut lines = Vec::new();
+    {
         let sweeps = method.uses_multigrid().then_some(2);
         // fp16 storage cannot reach 1e-5 (its rounding floor is a relative residual of about
         // 1e-3): multigrid is checked at 3e-3, two V-cycles. At 1e-2 one V-cycle stops with an
@@ -166,7 +207,10 @@ pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> 
                     "fp64" => "fp64",
                     _ => "fp16",
                 },
-                params: describe(&o),
+                params: match label {
+                    Some(l) => format!("{} {l}", describe(&o)),
+                    None => describe(&o),
+                },
                 expect_converged: converges,
                 result,
                 tolerance,

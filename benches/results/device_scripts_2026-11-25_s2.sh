@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The device calls of the second session of 2026-11-25 (H100), run from the repository root on the
+# device machine with the release binaries carried in .device/slim (apex-host, the plugin
+# libraries, the examples). Usage on the device: `source benches/results/device_scripts_2026-11-25_s2.sh; callN`.
+# Call 1 (issue 15): the poisson self-check (both CG launch plans), the bench sweep of the CG
+# launch plans, Nsight Compute on the 256^3 per-kernel path, and the poisson CUDA suite.
+set -u
+B=.device/slim/release
+export CARGO_TARGET_DIR=.device/slim PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+row() { printf '%-12s rc=%-4s %6ss\n' "$1" "$2" "$3" | tee -a "$OUT/table.txt"; }
+step() {
+  local name=$1 to=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  timeout -s TERM "$to" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
+}
+cases() { # summary.json -> one line per case: id, status, p50 us, mode/cache, GB/s, % copy, figures
+  python3 - "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s.get('time_accounting') or {}
+print('status', s['status'], s['counts'], 'wall', round(t.get('wall_s', 0), 1), 'sampling %', round(t.get('sampling_pct', 0), 1))
+print('phases', {k: round(v, 1) for k, v in (t.get('phases_s') or {}).items()})
+for k, c in sorted(s['benchmarks'].items()):
+    tp = c.get('throughput') or {}
+    h = c.get('headline'); m = (c.get('timing') or {}).get(h or '', {})
+    p50 = c.get('p50_ms')
+    figs = ' '.join('%s=%.4g' % (n, f.get('median', f.get('value', 0)) if isinstance(f, dict) else 0) for n, f in (c.get('figures') or {}).items())
+    print('%-110s %-15s %10s %s/%s %7s %6s %s %s' % (k[:110], c['status'], '%.2f' % (p50 * 1e3) if p50 else '-', h, m.get('cache', '-'),
+          '%.0f' % tp['gbps'] if tp.get('gbps') else '-', '%.1f' % tp['pct_of_copy_bandwidth'] if tp.get('pct_of_copy_bandwidth') else '-', figs, (c.get('reason') or '')[:120]))
+PY
+}
+call1() {
+  step pois_check 400 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL|^bench|^device" "$OUT/pois_check.log" | cut -c1-200
+  step pois_ncu 200 ncu --kernel-name regex:'cg_direction|cg_update' --launch-skip 40 --launch-count 4 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+    $B/examples/poisson_gpu_check --only '256^3 seed cap [launches]'
+  grep -E "cg_direction|cg_update|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Achieved Occupancy|Registers Per|Mem Busy|Max Bandwidth" "$OUT/pois_ncu.log" | head -60
+  step pois_run 400 $B/apex-host run --no-build --backends cuda --filter 'poisson.*' --output-dir "$OUT/pois"
+  cases "$OUT/pois/summary.json" > "$OUT/pois_cases.txt"; cut -c1-260 "$OUT/pois_cases.txt"
+  (cd "$OUT/pois" && tar czf ../pois_report.tgz summary.json summary.md) && rm -rf "$OUT/pois"
+}
+call2() { # cg_persistent v2 (L2 loads, per-block partials, unrolled update): self-check and the sweep
+  step pois_check2 400 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL|^bench" "$OUT/pois_check2.log" | grep -E "checks|RESULT|FAIL|cg |copy" | cut -c1-190
+}
+call3() { # cg_persistent v3 (Chronopoulos-Gear single reduction: one pass and one barrier per iteration)
+  step pois_check3 400 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL|^bench" "$OUT/pois_check3.log" | grep -E "checks|RESULT|FAIL|cg |copy" | cut -c1-190
+}
+call4() { # cg_persistent with L1-cached loads vs L2-only; cg_direction at 8 and 16 planes per thread
+  step pois_check4 400 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL|^bench" "$OUT/pois_check4.log" | grep -E "checks|RESULT|FAIL|cg |copy" | cut -c1-190
+}
+call5() { # the final poisson tree: self-check + bench, then the poisson CUDA suite through apex-host
+  step pois_check5 400 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL|^bench" "$OUT/pois_check5.log" | grep -E "checks|RESULT|FAIL|cg |copy" | cut -c1-190
+  step pois_run5 400 $B/apex-host run --no-build --backends cuda --filter 'poisson.*' --output-dir "$OUT/pois"
+  cases "$OUT/pois/summary.json" > "$OUT/pois_cases5.txt"; cut -c1-230 "$OUT/pois_cases5.txt"
+  (cd "$OUT/pois" && tar czf ../pois_report5.tgz summary.json summary.md) && rm -rf "$OUT/pois"
+}
