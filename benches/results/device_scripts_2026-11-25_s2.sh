@@ -61,3 +61,29 @@ call5() { # the final poisson tree: self-check + bench, then the poisson CUDA su
   cases "$OUT/pois/summary.json" > "$OUT/pois_cases5.txt"; cut -c1-230 "$OUT/pois_cases5.txt"
   (cd "$OUT/pois" && tar czf ../pois_report5.tgz summary.json summary.md) && rm -rf "$OUT/pois"
 }
+call6() { # nn_ops: erfc fit + MUFU activations, streaming forward+gradient cross-entropy, one-wave
+          # LayerNorm; poisson: cg_direction's grid capped at what is resident (cheaper empty launches)
+  step nn_check6 450 $B/examples/nn_ops_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL|^bench|%copy" "$OUT/nn_check6.log" | head -20
+  awk '/^op /,0' "$OUT/nn_check6.log" | cut -c1-120
+  step pois_cg6 120 $B/apex-host run --no-build --backends cuda --filter 'poisson.cg/cuda/*' --output-dir "$OUT/pois"
+  cases "$OUT/pois/summary.json" | cut -c1-200; rm -rf "$OUT/pois"
+}
+call7a() { # nn_ops self-check after the split streaming forward+gradient plan and the paired bf16/fp16 packs
+  step nn_check7 450 $B/examples/nn_ops_gpu_check
+  grep -E "^checks:|^RESULT|^FAIL" "$OUT/nn_check7.log" | head -20
+}
+call7b() { # side by side in one call: our DRAM-cold batch bench, then torch eager and torch.compile on the same cases
+  step nn_bench7 300 $B/examples/nn_ops_gpu_check --bench-only
+  awk '/^op /,0' "$OUT/nn_bench7.log" | grep -v "^op" | cut -c1-120
+  grep -E "copy line" "$OUT/nn_bench7.log"
+  step nn_torch7 280 python3 benches/anchors/nn_ops_torch.py
+  python3 - "$OUT/nn_ops_torch.jsonl" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    p = r.get('params') or {}
+    print('%-14s %-18s %-5s %-40s %9s %s' % (r.get('impl'), r.get('kernel'), r.get('precision'),
+          ','.join('%s=%s' % kv for kv in sorted(p.items()))[:40], '%.2f' % r['us_per_call'] if r.get('us_per_call') else '-', r.get('cache', '')))
+PY
+}

@@ -28,7 +28,9 @@ use apex_plugin_api::{
 use apex_plugin_nn_ops::{
     case::OpKernel,
     harness::{check, describe, params, request},
-    ops::{CrossEntropy, Gelu, LayerNorm, MseLoss, Swish},
+    ops::{
+        CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, cross_entropy::tuning::with_resident_grad,
+    },
     self_check,
 };
 use cudarc::driver::{
@@ -265,13 +267,14 @@ fn profiles() -> Vec<Profile> {
             ));
         }
         for vocab in [32_768, 131_072, 262_144] {
-            for grad in [false, true] {
+            for (grad, label) in [
+                (false, "cross_entropy"),
+                (true, "cross_entropy+grad"),
+                // The resident forward + gradient plan, for comparison (`tuning`).
+                (true, RESIDENT_GRAD_LABEL),
+            ] {
                 out.push((
-                    if grad {
-                        "cross_entropy+grad"
-                    } else {
-                        "cross_entropy"
-                    },
+                    label,
                     Box::new(OpKernel::<CrossEntropy>::default()),
                     vec![
                         ("rows", ParamValue::Int(4096)),
@@ -321,6 +324,9 @@ fn profiles() -> Vec<Profile> {
     }
     out
 }
+
+/// The profile label that sets up cross-entropy's resident forward + gradient plan.
+const RESIDENT_GRAD_LABEL: &str = "ce+grad resident";
 
 /// Calls per CUDA graph and graph replays per timing.
 const GRAPH_CALLS: usize = 40;
@@ -434,17 +440,19 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
     for (name, kernel, overrides, precision) in profiles() {
         let tol = kernel.descriptor().tolerance_for(precision);
         let p = params(kernel.as_ref(), &overrides);
-        let result = kernel
-            .setup(&request(p, Backend::Cuda, precision, 5, Some(handles)))
-            .and_then(|mut inst| {
-                let acc = check(inst.as_mut(), 6, &tol, &sync)?;
-                let work = inst.work();
-                let bytes = (work.bytes_read + work.bytes_written) as f64;
-                let want = (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32;
-                let sets = inst.rotate(want)?;
-                let us = batch_us(ctx, stream, || inst.run())?;
-                Ok((acc, bytes, sets, us))
-            });
+        let resident = name == RESIDENT_GRAD_LABEL;
+        let result = with_resident_grad(resident, || {
+            kernel.setup(&request(p, Backend::Cuda, precision, 5, Some(handles)))
+        })
+        .and_then(|mut inst| {
+            let acc = check(inst.as_mut(), 6, &tol, &sync)?;
+            let work = inst.work();
+            let bytes = (work.bytes_read + work.bytes_written) as f64;
+            let want = (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32;
+            let sets = inst.rotate(want)?;
+            let us = batch_us(ctx, stream, || inst.run())?;
+            Ok((acc, bytes, sets, us))
+        });
         match result {
             Ok((acc, bytes, sets, us)) => {
                 let ok = acc.within(&tol);

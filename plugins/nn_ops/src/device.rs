@@ -76,6 +76,14 @@ impl DeviceState {
     ) -> Result<Self, PluginError> {
         let module = session.compile(program.name, &program.source)?;
         let function = session.function(&module, program.function)?;
+        let mut config = program.config;
+        if program.grid_stride {
+            let per_sm = function
+                .occupancy_max_active_blocks_per_multiprocessor(config.block_dim.0, 0, None)
+                .map_err(cuda_error)?;
+            let resident = Self::facts(&session)?.sm_count as u32 * per_sm.max(1);
+            config.grid_dim.0 = config.grid_dim.0.min(resident).max(1);
+        }
         let stream = session.stream.clone();
         let data = inputs
             .data
@@ -103,7 +111,7 @@ impl DeviceState {
         let mut state = Self {
             session,
             function,
-            config: program.config,
+            config,
             sets: vec![BufferSet {
                 data,
                 targets,

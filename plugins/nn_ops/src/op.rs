@@ -65,6 +65,10 @@ pub struct CudaProgram {
     /// Blocks per row that wait for each other (split-row plans); setup checks that the device
     /// can hold that many blocks at once.
     pub co_resident_blocks: usize,
+    /// The kernel loops over its `config.grid_dim.x` work items (`for work = blockIdx.x; work <
+    /// GRID; work += gridDim.x`), so setup may launch only as many blocks as the device holds at
+    /// once: one wave, no partial last wave.
+    pub grid_stride: bool,
 }
 
 /// The device facts a program may depend on.

@@ -32,6 +32,11 @@ pub const RESIDENT_WORDS: usize = 24;
 /// resident at once: setup checks this against the device's SM count (one block per SM always
 /// fits, `__launch_bounds__` caps the registers).
 pub const MAX_SPLIT: usize = 32;
+/// Most bytes of a row one block of a [`RowPlan::streaming_reread`] plan walks. H100 (50 MiB L2,
+/// about 2 such blocks of 512 threads per SM): 264 x 64 KiB = 17 MiB in flight. Whole rows of
+/// 256 KiB and more (bf16 vocab 131,072) missed L2 on the second read: 1.97 TB/s against 2.40 at
+/// vocab 32,768 (`nn_ops_gpu_check --bench`, 2026-11-25).
+pub const REREAD_SLICE_BYTES: usize = 64 * 1024;
 /// Largest grid (`gridDim.x`).
 pub const MAX_GRID: usize = i32::MAX as usize;
 
@@ -104,6 +109,24 @@ impl RowPlan {
     pub fn streaming(rows: usize, cols: usize, precision: Precision) -> Result<Self, PluginError> {
         let vec = vec_elems(precision, cols);
         Self::with_slices(rows, cols, vec, 1, 512, usize::MAX)
+    }
+
+    /// A streaming plan whose blocks walk at most [`REREAD_SLICE_BYTES`] of a row each (rows
+    /// longer than that are split over up to [`MAX_SPLIT`] blocks), for kernels that read their
+    /// slice twice: with every resident block's slice that small, the second read finds the
+    /// slice still in L2.
+    pub fn streaming_reread(
+        rows: usize,
+        cols: usize,
+        precision: Precision,
+    ) -> Result<Self, PluginError> {
+        let vec = vec_elems(precision, cols);
+        let bytes = cols * precision.size_bytes();
+        let split = bytes
+            .div_ceil(REREAD_SLICE_BYTES)
+            .next_power_of_two()
+            .min(MAX_SPLIT);
+        Self::with_slices(rows, cols, vec, split, 512, usize::MAX)
     }
 
     fn with_slices(
@@ -305,6 +328,24 @@ mod tests {
         assert_eq!((p.tpr, p.nv, p.split), (512, 4, 4));
         let p = RowPlan::streaming(4096, 262_144, Bf16).unwrap();
         assert_eq!((p.tpr, p.nv, p.split), (512, 64, 1));
+    }
+
+    #[test]
+    fn reread_plans_keep_each_block_within_its_slice_budget() {
+        for (cols, precision, split) in [
+            (32_768, Bf16, 1),
+            (32_768, Fp32, 2),
+            (131_072, Bf16, 4),
+            (262_144, Bf16, 8),
+            (262_144, Fp32, 16),
+            (8, Fp32, 1),
+        ] {
+            let p = RowPlan::streaming_reread(4096, cols, precision).unwrap();
+            assert_eq!(p.split, split, "{cols} {precision}");
+            let slice_bytes = p.slice_vectors() * p.vec * precision.size_bytes();
+            assert!(slice_bytes <= REREAD_SLICE_BYTES, "{cols} {precision}");
+            assert!(p.slice_vectors() * p.split >= p.row_vectors());
+        }
     }
 
     #[test]

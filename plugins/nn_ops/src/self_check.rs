@@ -8,6 +8,7 @@ use apex_plugin_api::{
     Accuracy, Backend, CudaHandles, Kernel, ParamValue, PluginError, Precision, Tolerance,
 };
 
+use crate::ops::cross_entropy::tuning::with_resident_grad;
 use crate::{
     case::OpKernel,
     harness::{check, describe, params, request},
@@ -112,31 +113,58 @@ pub fn cases() -> Vec<(Box<dyn Kernel>, Overrides)> {
     out
 }
 
+/// Every case with the plan it runs under: cross-entropy with the gradient twice, on the
+/// streaming plan (the default) and on the resident one (`tuning`); the rest once.
+fn with_grad_plans(
+    cases: Vec<(Box<dyn Kernel>, Overrides)>,
+) -> Vec<(Box<dyn Kernel>, Overrides, bool)> {
+    let mut out = Vec::new();
+    for (kernel, overrides) in cases {
+        let grad = overrides
+            .iter()
+            .any(|(k, v)| *k == "grad" && *v == ParamValue::Bool(true));
+        if grad {
+            out.push((
+                Box::new(OpKernel::<CrossEntropy>::default()) as Box<dyn Kernel>,
+                overrides.clone(),
+                true,
+            ));
+        }
+        out.push((kernel, overrides, false));
+    }
+    out
+}
+
 /// Runs the self-check on `handles`; `sync` waits for the handles' stream.
 pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
     let mut lines = Vec::new();
-    for (kernel, overrides) in cases() {
+    for (kernel, overrides, resident) in with_grad_plans(cases()) {
         let id = kernel.descriptor().id.to_string();
         for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
             let tolerance = kernel.descriptor().tolerance_for(precision);
             let p = params(kernel.as_ref(), &overrides);
-            let result = kernel
-                .setup(&request(p, Backend::Cuda, precision, 1, Some(handles)))
-                .and_then(|mut inst| {
-                    let first = check(inst.as_mut(), 11, &tolerance, sync)?;
-                    let second = check(inst.as_mut(), 12, &tolerance, sync)?;
-                    let sets = inst.rotate(4)?;
-                    for _ in 0..sets {
-                        inst.run()?;
-                    }
-                    sync()?;
-                    let third = check(inst.as_mut(), 13, &tolerance, sync)?;
-                    Ok([first, second, third])
-                });
+            let result = with_resident_grad(resident, || {
+                kernel.setup(&request(p, Backend::Cuda, precision, 1, Some(handles)))
+            })
+            .and_then(|mut inst| {
+                let first = check(inst.as_mut(), 11, &tolerance, sync)?;
+                let second = check(inst.as_mut(), 12, &tolerance, sync)?;
+                let sets = inst.rotate(4)?;
+                for _ in 0..sets {
+                    inst.run()?;
+                }
+                sync()?;
+                let third = check(inst.as_mut(), 13, &tolerance, sync)?;
+                Ok([first, second, third])
+            });
             lines.push(CheckLine {
                 kernel: id.clone(),
                 precision,
-                params: describe(&overrides),
+                params: if resident {
+                    format!("{} plan=resident", describe(&overrides))
+                } else {
+                    describe(&overrides)
+                },
                 result,
                 tolerance,
             });
@@ -155,17 +183,17 @@ pub fn all_programs() -> Result<Vec<(String, CudaProgram)>, PluginError> {
         O::plan(&params(kernel, overrides))?.cuda_program(precision, DeviceFacts::H100)
     }
     let mut out = Vec::new();
-    for (kernel, overrides) in cases() {
+    for (kernel, overrides, resident) in with_grad_plans(cases()) {
         let id = kernel.descriptor().id.to_string();
         for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
             let k = kernel.as_ref();
-            let p = match id.as_str() {
-                "nn_ops.layer_norm" => program::<LayerNorm>(k, &overrides, precision)?,
-                "nn_ops.gelu" => program::<Gelu>(k, &overrides, precision)?,
-                "nn_ops.swish" => program::<Swish>(k, &overrides, precision)?,
-                "nn_ops.mse_loss" => program::<MseLoss>(k, &overrides, precision)?,
-                _ => program::<CrossEntropy>(k, &overrides, precision)?,
-            };
+            let p = with_resident_grad(resident, || match id.as_str() {
+                "nn_ops.layer_norm" => program::<LayerNorm>(k, &overrides, precision),
+                "nn_ops.gelu" => program::<Gelu>(k, &overrides, precision),
+                "nn_ops.swish" => program::<Swish>(k, &overrides, precision),
+                "nn_ops.mse_loss" => program::<MseLoss>(k, &overrides, precision),
+                _ => program::<CrossEntropy>(k, &overrides, precision),
+            })?;
             out.push((format!("{id} {precision} {}", describe(&overrides)), p));
         }
     }

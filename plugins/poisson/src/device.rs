@@ -154,6 +154,8 @@ pub struct DeviceSolver<T: Storage> {
     coarse_n: usize,
     /// How CG runs (MG and MG-PCG always launch per kernel).
     pub cg_path: CgPath,
+    /// Co-resident blocks of `cg_direction` on this device (its grid's cap).
+    stencil_resident: usize,
     pub sets: Vec<BufferSet>,
     cursor: usize,
     last: usize,
@@ -201,8 +203,9 @@ pub fn cg_path(d: Dims, sms: u32, occupancy: u32) -> CgPath {
     }
 }
 
-/// `cg_direction`'s grid and its planes per thread ([`STENCIL_PLANES`]).
-pub fn stencil_grid(d: Dims) -> (LaunchConfig, i32) {
+/// `cg_direction`'s grid and its planes per thread ([`STENCIL_PLANES`]): one block per 32 x 8
+/// x `zch` tile, at most `resident` blocks (the kernel deals the tiles round robin).
+pub fn stencil_grid(d: Dims, resident: usize) -> (LaunchConfig, i32) {
     let bx = d.nx.div_ceil(STENCIL_BLOCK.0 as usize);
     let by = d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
     let zch = match tuning::current().stencil_zch {
@@ -210,8 +213,9 @@ pub fn stencil_grid(d: Dims) -> (LaunchConfig, i32) {
         n => n as usize,
     }
     .min(d.nz.max(1));
+    let tiles = bx * by * d.nz.div_ceil(zch);
     let cfg = LaunchConfig {
-        grid_dim: (bx as u32, by as u32, d.nz.div_ceil(zch) as u32),
+        grid_dim: (tiles.clamp(1, resident.max(1)) as u32, 1, 1),
         block_dim: (STENCIL_BLOCK.0, STENCIL_BLOCK.1, 1),
         shared_mem_bytes: 0,
     };
@@ -253,6 +257,8 @@ impl<T: Storage> DeviceSolver<T> {
             }
             None => (None, 0),
         };
+        let stencil_resident =
+            resident_blocks(&session, &functions[f::CG_DIRECTION], 256).unwrap_or(MAX_BLOCKS);
         let cg_path = if method == Method::Cg {
             persistent_capacity(&session, &functions[f::CG_PERSISTENT])
                 .map_or(CgPath::Launches, |(sms, occ)| cg_path(dims, sms, occ))
@@ -269,6 +275,7 @@ impl<T: Storage> DeviceSolver<T> {
             coarse_inv,
             coarse_n,
             cg_path,
+            stencil_resident,
             sets: Vec::new(),
             cursor: 0,
             last: 0,
@@ -552,7 +559,7 @@ impl<T: Storage> DeviceSolver<T> {
                 &[Arg::P(b), Arg::P(x), Arg::P(r), Arg::P(res), Arg::L(n)],
             ),
         )?;
-        let (sgrid, zch) = stencil_grid(d);
+        let (sgrid, zch) = stencil_grid(d, self.stencil_resident);
         let dims3 = [
             Arg::I(d.nx as i32),
             Arg::I(d.ny as i32),
@@ -711,6 +718,19 @@ impl<T: Storage> DeviceSolver<T> {
         }
         Ok(())
     }
+}
+
+/// How many blocks of `block` threads of `function` the device holds at once.
+fn resident_blocks(session: &CudaSession, function: &CudaFunction, block: u32) -> Option<usize> {
+    use cudarc::driver::sys::CUdevice_attribute as Attr;
+    let sms = session
+        .ctx
+        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .ok()?;
+    let per_sm = function
+        .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+        .ok()?;
+    Some(usize::try_from(sms).ok()? * per_sm as usize).filter(|&n| n > 0)
 }
 
 /// `(SM count, co-resident 256-thread blocks of `cg_persistent` per SM)`, or `None` when the

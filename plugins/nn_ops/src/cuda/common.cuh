@@ -84,11 +84,30 @@ __device__ __forceinline__ void unpack_f32(Raw r, float (&out)[VEC]) {
     for (int i = 0; i < VEC; ++i) out[i] = to_f32(u.s[i]);
 }
 
+// Packs VEC floats. 16-bit types with an even VEC use the paired conversion of sm_80+
+// (cvt.rn.{bf16,f16}x2.f32: one instruction per two elements, round to nearest even like
+// from_f32); the integer rounding of from_f32 made bf16 LayerNorm and GELU ALU-heavy.
 __device__ __forceinline__ Raw pack_f32(const float (&in)[VEC]) {
+#if DTYPE != 0 && (VEC % 2 == 0) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    union {
+        Raw raw;
+        unsigned int w[VEC / 2];
+    } u;
+#pragma unroll
+    for (int i = 0; i < VEC / 2; ++i) {
+#if DTYPE == 1
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(u.w[i]) : "f"(in[2 * i + 1]), "f"(in[2 * i]));
+#else
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(u.w[i]) : "f"(in[2 * i + 1]), "f"(in[2 * i]));
+#endif
+    }
+    return u.raw;
+#else
     Lanes u;
 #pragma unroll
     for (int i = 0; i < VEC; ++i) u.s[i] = from_f32(in[i]);
     return u.raw;
+#endif
 }
 
 __device__ __forceinline__ void load_f32(const S* __restrict__ p, float (&out)[VEC]) { unpack_f32(load_raw(p), out); }

@@ -3,20 +3,25 @@
 // give NaN, as PyTorch's mean does). With GRAD, the same pass also writes the gradient of that
 // mean with respect to the logits: (softmax - onehot) / n_valid on counted rows, 0 on ignored
 // rows. fp32 math, log2-domain exponentials (ex2). One launch.
-// Expects the RowPlan defines (ROWS COLS VEC CV SLICE_V TPR NV SPLIT BLOCK RPB GRID), GRAD, and
-// for GRAD=0 UNROLL, for GRAD=1 COUNTERS.
+// Expects the RowPlan defines (ROWS COLS VEC CV SLICE_V TPR NV SPLIT BLOCK RPB GRID), GRAD,
+// UNROLL, and for GRAD=1 COUNTERS and RESIDENT.
 //
 // Forward (GRAD=0): a streaming plan. Each group of TPR threads walks its row UNROLL vectors at a
 // time with an online softmax (max and rescaled sum per chunk, one exponential per element),
 // keeping nothing: the logits are read once.
 //
-// Forward + gradient (GRAD=1): a resident plan. The slice stays in registers (NV raw vectors per
-// thread) between the statistics and the gradient, so the logits are read once and the gradient
-// written once. The gradient needs n_valid, a count over *all* targets, before any block can
+// Forward + gradient (GRAD=1) needs n_valid, a count over *all* targets, before any block can
 // write: the first COUNTERS work tickets count a share of the targets each and publish it
-// (W_NVALID, W_COUNTED); every block loads and reduces its rows first and only then waits for
-// the count, so the wait is hidden. Rows longer than one block (SPLIT > 1) exchange their slices'
-// (max, sum) like LayerNorm's split rows.
+// (W_NVALID, W_COUNTED); every block computes its rows' statistics first and only then waits for
+// the count, so the wait is hidden. Two plans:
+//   RESIDENT=1: the slice stays in registers (NV raw vectors per thread) between the statistics
+//     and the gradient, so the logits are read once. Rows longer than one block (SPLIT > 1)
+//     exchange their slices' (max, sum) like LayerNorm's split rows.
+//   RESIDENT=0: a streaming plan's statistics, then a second walk over the slice that re-reads
+//     the logits and writes the gradient. The slice was read a moment before by the same block
+//     and is at most 64 KiB (longer rows are split over blocks that exchange (max, sum) as
+//     above), so the second read comes from L2: DRAM still sees one read and one write, and the
+//     kernel keeps the streaming plan's occupancy instead of 64 registers of row per thread.
 //
 // The loss: each work item stores the sum and the count of its rows' losses (in slot `work`, so
 // the order is fixed), and the block that finishes last sums them in f64 and writes
@@ -81,7 +86,7 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
 
     // Statistics of this thread's elements: m = max, s = sum e^(x - m). Padding is -inf.
     float m = NEG_INF, s = 0.0f;
-#if GRAD
+#if GRAD && RESIDENT
     Raw r[NV];
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
@@ -177,22 +182,47 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
     }
     __syncthreads();
     const float inv_n = 1.0f / (float)s_nvalid;
+    // The gradient of one vector of the row, written in place of its logits in f.
+    auto grad_of = [&](unsigned int vi, float(&f)[VEC]) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+            const float p = ex2((f[i] - lse) * LOG2E);
+            float g = counted ? p * inv_n : 0.0f;
+            if (counted && (long long)(vi * VEC + i) == t) g = fmaf(p, inv_n, -inv_n);
+            f[i] = g;
+        }
+    };
+#if RESIDENT
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
         const unsigned int vi = v0 + j * TPR + lane;
         if (row_ok && vi < v_end) {
             float f[VEC];
             unpack_f32(r[j], f);
-#pragma unroll
-            for (int i = 0; i < VEC; ++i) {
-                const float p = ex2((f[i] - lse) * LOG2E);
-                float g = counted ? p * inv_n : 0.0f;
-                if (counted && (long long)(vi * VEC + i) == t) g = fmaf(p, inv_n, -inv_n);
-                f[i] = g;
-            }
+            grad_of(vi, f);
             store_f32(grad + base + (size_t)vi * VEC, f);
         }
     }
+#else
+    for (unsigned int j0 = 0; j0 < NV; j0 += UNROLL) {
+        Raw r2[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const unsigned int vi = v0 + (j0 + u) * TPR + lane;
+            r2[u] = (row_ok && vi < v_end) ? load_raw(logits + base + (size_t)vi * VEC) : fill_raw((S)0);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const unsigned int vi = v0 + (j0 + u) * TPR + lane;
+            if (row_ok && vi < v_end) {
+                float f[VEC];
+                unpack_f32(r2[u], f);
+                grad_of(vi, f);
+                store_f32(grad + base + (size_t)vi * VEC, f);
+            }
+        }
+    }
+#endif
 #endif
     // The work item's loss sum and count, in a fixed tree over the block.
     const float block_loss = group_reduce<BLOCK>(row_loss, Sum(), red);

@@ -33,7 +33,9 @@ layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict
 #if SPLIT > 1
     const unsigned int work = take_ticket(scratch, &s_ticket);
 #else
-    const unsigned int work = blockIdx.x;
+    // GRID work items of RPB rows, dealt round robin to the blocks launched (setup launches at
+    // most what the device holds at once: one wave, no partial last wave).
+    for (unsigned int work = blockIdx.x; work < GRID; work += gridDim.x) {
 #endif
     const unsigned int row = (work / SPLIT) * RPB + group;
     const unsigned int rank = work % SPLIT;
@@ -119,6 +121,9 @@ layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict
             store_f32(y + base + (size_t)vi * VEC, f);
         }
     }
+#if SPLIT == 1
+    }
+#endif
 #if SPLIT > 1
     if (finished_last(scratch, &s_flag)) {
         for (unsigned int i = tid; i < ROWS; i += BLOCK) scratch[P_ARRIVED + i] = 0u;

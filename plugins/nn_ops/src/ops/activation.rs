@@ -156,6 +156,7 @@ impl Activation {
             config: launch_1d(plan.grid, plan.block),
             scratch_words: 0,
             co_resident_blocks: 1,
+            grid_stride: false,
         })
     }
 

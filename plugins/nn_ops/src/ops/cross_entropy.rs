@@ -31,7 +31,30 @@ const SOURCE: &str = include_str!("../cuda/cross_entropy.cu");
 
 /// PyTorch's default `ignore_index`; the inputs use it for ignored rows.
 pub const IGNORE_INDEX: i64 = -100;
-/// Vectors per chunk of the streaming (forward-only) CUDA loop.
+/// The forward + gradient kernel's plan for the GPU bench's comparison (`nn_ops_gpu_check
+/// --bench`), per thread: a case set up on this thread inside [`tuning::with_resident_grad`]
+/// uses it. Never set by the plugin itself.
+pub mod tuning {
+    use std::cell::Cell;
+
+    thread_local! {
+        static RESIDENT_GRAD: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `f` with the resident forward + gradient plan (`true`) or the streaming one.
+    pub fn with_resident_grad<R>(resident: bool, f: impl FnOnce() -> R) -> R {
+        let before = RESIDENT_GRAD.with(|c| c.replace(resident));
+        let out = f();
+        RESIDENT_GRAD.with(|c| c.set(before));
+        out
+    }
+
+    pub(super) fn resident_grad() -> bool {
+        RESIDENT_GRAD.with(Cell::get)
+    }
+}
+
+/// Vectors per chunk of the streaming CUDA loops.
 const UNROLL: usize = 4;
 /// Targets each counting block of the fused CUDA kernel counts (at most).
 const TARGETS_PER_COUNTER: usize = 4096;
@@ -303,13 +326,17 @@ impl NnOp for CrossEntropy {
         precision: Precision,
         _facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let plan = if self.grad {
+        let resident = self.grad && tuning::resident_grad();
+        let plan = if resident {
             RowPlan::resident(self.rows, self.vocab, precision)?
+        } else if self.grad {
+            RowPlan::streaming_reread(self.rows, self.vocab, precision)?
         } else {
             RowPlan::streaming(self.rows, self.vocab, precision)?
         };
         let mut defines = plan.defines();
         defines.push(("GRAD", usize::from(self.grad)));
+        defines.push(("RESIDENT", usize::from(resident)));
         defines.push(("UNROLL", UNROLL));
         defines.push((
             "COUNTERS",
@@ -330,6 +357,7 @@ impl NnOp for CrossEntropy {
             config: launch_1d(plan.grid, plan.block),
             scratch_words: 8 + 2 * plan.grid + split_words,
             co_resident_blocks: plan.split,
+            grid_stride: false,
         })
     }
 

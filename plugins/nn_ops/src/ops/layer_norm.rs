@@ -158,6 +158,7 @@ impl NnOp for LayerNorm {
             config: launch_1d(plan.grid, plan.block),
             scratch_words,
             co_resident_blocks: plan.split,
+            grid_stride: plan.split == 1,
         })
     }
 

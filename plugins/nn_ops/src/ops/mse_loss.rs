@@ -170,6 +170,7 @@ impl NnOp for MseLoss {
             config: launch_1d(plan.grid, plan.block),
             scratch_words: 8 + plan.grid,
             co_resident_blocks: 1,
+            grid_stride: false,
         })
     }
 

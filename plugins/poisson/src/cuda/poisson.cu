@@ -123,8 +123,10 @@ extern "C" __global__ void init_solve(int* flags, const double* res, int k, int 
 
 // CG's fused pass on the finest level: p = src + beta*p_old (p = src when `first`), computed for
 // the point and its neighbours on the fly; p_new = p, q = A p, pq[k] += p.q.
-// beta = rho[k] / rho[k-1]. Block (32, 8) over x and y; each thread marches `zch` planes in z,
-// keeping p at z-1, z, z+1 in registers.
+// beta = rho[k] / rho[k-1]. Block (32, 8): one 32 x 8 tile of (x, y) marching `zch` planes in z,
+// keeping p at z-1, z, z+1 in registers; the grid is 1-D and deals the tiles to the blocks round
+// robin, so it can be sized to what is resident (an empty launch after convergence then schedules
+// that many blocks, not one per tile).
 extern "C" __global__ void cg_direction(int* flags, const double* res, int k, int check, double tol2,
                                         const S* __restrict__ src, const S* __restrict__ p_old,
                                         S* __restrict__ p_new, S* __restrict__ q,
@@ -132,16 +134,19 @@ extern "C" __global__ void cg_direction(int* flags, const double* res, int k, in
                                         int nz, int zch) {
     if (stopped(flags, res, k, check, tol2)) return;
     const A beta = first ? (A)0 : (A)(rho[k] / rho[k - 1]);
-    const int x = blockIdx.x * blockDim.x + threadIdx.x;
-    const int y = blockIdx.y * blockDim.y + threadIdx.y;
-    const int z0 = blockIdx.z * zch;
-    const int z1 = min(z0 + zch, nz);
     const long long plane = (long long)nx * ny;
+    const int tbx = (nx + 31) >> 5, tby = (ny + 7) >> 3, tbz = (nz + zch - 1) / zch;
+    const int tiles = tbx * tby * tbz;
+    auto P = [&](long long j) -> A {
+        return first ? ld(src, j) : ld(src, j) + beta * ld(p_old, j);
+    };
     double acc = 0.0;
-    if (x < nx && y < ny && z0 < nz) {
-        auto P = [&](long long j) -> A {
-            return first ? ld(src, j) : ld(src, j) + beta * ld(p_old, j);
-        };
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int x = (t % tbx) * 32 + threadIdx.x;
+        const int y = ((t / tbx) % tby) * 8 + threadIdx.y;
+        const int z0 = (t / (tbx * tby)) * zch;
+        const int z1 = min(z0 + zch, nz);
+        if (x >= nx || y >= ny) continue;
         long long i = (long long)z0 * plane + (long long)y * nx + x;
         A pm = z0 > 0 ? P(i - plane) : (A)0;
         A pc = P(i);
