@@ -87,3 +87,16 @@ for l in open(sys.argv[1]):
           ','.join('%s=%s' % kv for kv in sorted(p.items()))[:40], '%.2f' % r['us_per_call'] if r.get('us_per_call') else '-', r.get('cache', '')))
 PY
 }
+call8() { # Nsight Compute on the nn_ops cases still behind torch.compile (LayerNorm bf16 1024 / 8192, CE+grad 262k)
+  for t in "layer_norm bf16 batch=1 seq=8192 dim=1024" "layer_norm bf16 batch=1 seq=8192 dim=8192" "cross_entropy+grad bf16 rows=4096 vocab=262144"; do
+    n=$(echo "$t" | tr ' =' '__' | cut -c1-40)
+    ncu --kernel-name regex:'layer_norm|cross_entropy' --launch-skip 6 --launch-count 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
+      $B/examples/nn_ops_gpu_check --bench-only --only "$t" > "$OUT/ncu_$n.log" 2>&1
+    echo "== $t"; grep -E "Duration|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit Reg|Waves Per SM|Grid Size|L2 Hit|L1/TEX Hit|Stall|Warp Cycles Per Issued" "$OUT/ncu_$n.log" | head -24
+  done
+}
+call9() { # LayerNorm and CE+grad with launch bounds for 1536 / 2048 resident threads per SM (register caps 42 / 32)
+  step nn_bench9 420 $B/examples/nn_ops_gpu_check --bench-only
+  grep -E "^(layer_norm|cross_entropy\+grad|ce\+grad)" "$OUT/nn_bench9.log" | cut -c1-110
+}

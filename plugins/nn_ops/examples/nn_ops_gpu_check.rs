@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! cargo build --release -p apex-plugin-nn-ops --example nn_ops_gpu_check
-//! ./target/release/examples/nn_ops_gpu_check [--bench] [--bench-only]
+//! ./target/release/examples/nn_ops_gpu_check [--bench] [--bench-only] [--only TEXT]
 //! ./target/release/examples/nn_ops_gpu_check --dry-run   # no GPU: plans and compiles every case
 //! ```
 
@@ -437,7 +437,18 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
     );
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
+    // `--only TEXT`: bench only the profiles whose "name precision params" line contains TEXT
+    // (for a profiler run).
+    let args: Vec<String> = std::env::args().collect();
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
     for (name, kernel, overrides, precision) in profiles() {
+        let line = format!("{name} {precision} {}", describe(&overrides));
+        if only.as_ref().is_some_and(|t| !line.contains(t.as_str())) {
+            continue;
+        }
         let tol = kernel.descriptor().tolerance_for(precision);
         let p = params(kernel.as_ref(), &overrides);
         let resident = name == RESIDENT_GRAD_LABEL;

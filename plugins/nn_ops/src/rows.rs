@@ -18,7 +18,11 @@ use apex_plugin_api::{PluginError, Precision};
 pub const MAX_BLOCK: usize = 1024;
 /// Most threads per row slice of a resident plan: a 512-thread block holding its slice in up to
 /// 64 registers per thread leaves room for two blocks per SM, so one block's loads overlap the
-/// other's reductions and stores (`MIN_BLOCKS` in the kernels' launch bounds).
+/// other's reductions and stores (`MIN_BLOCKS` in the kernels' launch bounds). Launch bounds for
+/// more resident threads (1536 or 2048 per SM: 42 or 32 registers) were measured and lose
+/// (H100, 2026-11-25, `benches/results/nn_ops_gpu_check_h100_2026-11-25_call9.log`): bf16
+/// LayerNorm 8192 x 1024 14.4 µs at 1024 threads, 22.8 at 1536, 38.4 at 2048 (spills); only fp32
+/// LayerNorm gained, 1-3 %.
 pub const RESIDENT_MAX_TPR: usize = 512;
 /// Smallest block: short rows pack several rows into one block of this size.
 pub const MIN_BLOCK: usize = 256;
