@@ -100,3 +100,12 @@ call9() { # LayerNorm and CE+grad with launch bounds for 1536 / 2048 resident th
   step nn_bench9 420 $B/examples/nn_ops_gpu_check --bench-only
   grep -E "^(layer_norm|cross_entropy\+grad|ce\+grad)" "$OUT/nn_bench9.log" | cut -c1-110
 }
+call10() { # LayerNorm at 2 and 1 vectors per thread beside the default 4; then the torch anchors, one call
+  step nn_bench10 400 $B/examples/nn_ops_gpu_check --bench-only
+  grep -E "^(layer_norm|copy)" "$OUT/nn_bench10.log" | cut -c1-110; grep -c PASS "$OUT/nn_bench10.log"
+  step nn_torch10 200 python3 benches/anchors/nn_ops_torch.py
+  grep -E "layer_norm" "$OUT/nn_ops_torch.jsonl" | python3 -c "
+import json,sys
+for l in sys.stdin:
+    r=json.loads(l); print(r['impl'], r['precision'], r['params'].get('dim'), r['params'].get('seq'), r.get('us_per_call'), r.get('cache'))"
+}
