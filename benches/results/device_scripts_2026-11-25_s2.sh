@@ -109,3 +109,7 @@ import json,sys
 for l in sys.stdin:
     r=json.loads(l); print(r['impl'], r['precision'], r['params'].get('dim'), r['params'].get('seq'), r.get('us_per_call'), r.get('cache'))"
 }
+call11() { # cross-entropy forward+gradient: the streaming loops unrolled 8 deep against 4
+  step nn_bench11 200 $B/examples/nn_ops_gpu_check --bench-only --only "+grad"
+  grep -E "grad" "$OUT/nn_bench11.log" | cut -c1-110
+}
