@@ -175,6 +175,29 @@ fn render(reg: &Registry, kernels: &[serde_json::Value], facts: &Facts, verbose:
             availability(facts.nvml.available, &facts.nvml.reason),
             availability(facts.trt.available, &facts.trt.reason)
         );
+        let cuda = if facts.cuda.available {
+            Ok(())
+        } else {
+            Err(facts
+                .cuda
+                .reason
+                .clone()
+                .unwrap_or_else(|| "no usable GPU".into()))
+        };
+        let _ = writeln!(out, "engine backends (trt_engine):");
+        for b in crate::facts::engine_backends::probe(cuda) {
+            let _ = writeln!(
+                out,
+                "  {:<18} {}: {}",
+                b.name,
+                if b.available {
+                    "available"
+                } else {
+                    "unavailable"
+                },
+                b.detail
+            );
+        }
         let _ = writeln!(out, "libraries:");
         for p in &reg.plugins {
             let _ = writeln!(

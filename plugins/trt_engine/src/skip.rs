@@ -8,6 +8,27 @@
 //! the creator is not registered.
 
 use std::fmt;
+
+/// Where `dlopen` looks for a bare library name, as one entry of a skip reason's list.
+pub fn loader_path() -> String {
+    let ld = std::env::var("LD_LIBRARY_PATH")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "unset".into());
+    format!("the loader's path (LD_LIBRARY_PATH={ld}, /etc/ld.so.cache, /lib, /usr/lib)")
+}
+
+/// An error with its sources, on one line (libloading's `dlopen failed` keeps the loader's own
+/// text, the one a user needs, in its source).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(&format!(": {inner}"));
+        src = inner.source();
+    }
+    s
+}
 use std::path::PathBuf;
 
 /// One skip reason.

@@ -123,7 +123,7 @@ fn plugin_check(request: &SetupRequest) -> Option<SkipReason> {
                 v.push(l);
             }
         }
-        Err(e) => return Some(SkipReason::PluginLoadFailed(e.to_string())),
+        Err(e) => return Some(SkipReason::PluginLoadFailed(crate::skip::error_chain(&e))),
     }
     let (name, version, ns) = CREATOR;
     let c = |s: &str| CString::new(s).unwrap_or_default();

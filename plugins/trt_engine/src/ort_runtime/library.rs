@@ -88,6 +88,9 @@ fn load_uncached() -> Result<OrtLibrary, SkipReason> {
             Err(e) => looked.push(e),
         }
     }
+    if std::env::var_os(ENV_VAR).is_none_or(|v| v.is_empty()) {
+        looked.push(crate::skip::loader_path());
+    }
     Err(SkipReason::RuntimeUnavailable {
         runtime: "onnxruntime",
         library: "libonnxruntime".into(),
@@ -102,8 +105,13 @@ fn load_uncached() -> Result<OrtLibrary, SkipReason> {
 fn probe(path: &std::path::Path) -> Result<String, String> {
     // SAFETY: opening a library runs its initializers; ONNX Runtime's are its own, and this is
     // the only way to learn whether it is usable.
-    let lib = unsafe { libloading::Library::new(path) }
-        .map_err(|e| format!("dlopen({}): {e}", path.display()))?;
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| {
+        format!(
+            "dlopen({}): {}",
+            path.display(),
+            crate::skip::error_chain(&e)
+        )
+    })?;
     type GetApiBase = unsafe extern "C" fn() -> *const ort::sys::OrtApiBase;
     // SAFETY: `OrtGetApiBase` has this signature in every ONNX Runtime release.
     let get: libloading::Symbol<GetApiBase> = unsafe { lib.get(b"OrtGetApiBase\0") }

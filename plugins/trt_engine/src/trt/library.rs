@@ -74,7 +74,11 @@ fn load_uncached() -> Result<NvInfer, SkipReason> {
         let lib = match opened {
             Ok(l) => l,
             Err(e) => {
-                looked.push(format!("dlopen({}): {e}", path.display()));
+                looked.push(format!(
+                    "dlopen({}): {}",
+                    path.display(),
+                    crate::skip::error_chain(&e)
+                ));
                 continue;
             }
         };
@@ -98,6 +102,7 @@ fn load_uncached() -> Result<NvInfer, SkipReason> {
             _lib: lib,
         });
     }
+    looked.push(crate::skip::loader_path());
     Err(SkipReason::RuntimeUnavailable {
         runtime: "tensorrt",
         library: "libnvinfer".into(),
