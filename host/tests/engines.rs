@@ -418,3 +418,66 @@ fn discover_says_for_each_engine_backend_whether_it_is_available() {
         assert!(text.contains(line), "{line}\n{text}");
     }
 }
+
+#[test]
+fn the_seeds_trt_wrapper_baseline_gates_the_sweep_by_label() {
+    if !ort_here() {
+        return;
+    }
+    let baseline_dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, value_ms: f64| {
+        let path = baseline_dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"schema_version": 1, "suite": "apex_x_trt_engine_shape_sweep", "baseline_notes": "test",
+                    "required_status": "ok",
+                    "metrics": {{"case.default.p50_ms": {{"value_ms": {value_ms}, "max_regression_ratio": 0.0, "max_regression_abs_ms": 0.0}},
+                                 "case.case_001_16_32.p95_ms": {{"value_ms": 1000.0}}}}}}"#
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let sweep = [
+        "--backends",
+        "cpu",
+        "--filter",
+        "trt_engine.engine/*",
+        "--trt-engine-path",
+        "@models/mlp_dynamic.onnx",
+        "--trt-input-shape",
+        "x=4x32",
+        "--shape-case",
+        "x=16x32",
+    ];
+    let generous = write("trt.json", 1000.0);
+    let (_, code, out) = run(
+        &[&sweep[..], &["--compare", generous.to_str().unwrap()]].concat(),
+        &[],
+    );
+    assert_eq!(code, Some(0));
+    let cmp = read_json(&out.path().join("compare_summary.json"));
+    let checks = cmp["checks"].as_array().unwrap();
+    let default = checks
+        .iter()
+        .find(|c| c["metric"] == "case.default.p50_ms")
+        .unwrap();
+    assert_eq!(default["status"], "pass", "{default}");
+    // A value no run can meet fails the gate (exit 2): the key reached the case's number.
+    let tight = write("tight.json", 1e-9);
+    let (_, code, out) = run(
+        &[&sweep[..], &["--compare", tight.to_str().unwrap()]].concat(),
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    let cmp = read_json(&out.path().join("compare_summary.json"));
+    let default = cmp["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "case.default.p50_ms")
+        .unwrap()
+        .clone();
+    assert_eq!(default["status"], "fail", "{default}");
+}
