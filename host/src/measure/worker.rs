@@ -66,9 +66,9 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
             measure_host_clock(&opened, &setup, request, &tolerance, reply)
         }
         Backend::Cuda => super::cuda_case::measure(request, &opened, precision, &tolerance, reply),
-        // An engine runtime (TensorRT, ONNX Runtime's CUDA provider) on the GPU: each call is
-        // one synchronous query that the runtime enqueues on the host's stream, so it is timed
-        // on the host clock like a CPU call; the runtime's own phase times come as figures.
+        // An engine runtime on the GPU (TensorRT, which enqueues on the host's stream; ONNX
+        // Runtime's CUDA provider, on its own): each call is one synchronous query, timed on the
+        // host clock like a CPU call; the runtime's own phase times come as figures.
         Backend::Trt => {
             let device = crate::cuda::Device::open(request.device as usize)
                 .map_err(|e| WorkerError(format!("setup failed: {}", e.case_reason())))?;
