@@ -19,7 +19,7 @@ use crate::inputs::{HostData, HostTensor};
 use crate::tensor::{DType, IoSpec, ResolvedInput};
 use crate::trace::DevicePhases;
 
-/// TensorRT's `DataType` values as ours (TensorRT 10's numbering).
+/// TensorRT's `DataType` values as ours (`NvInferRuntimeBase.h`, the same in TensorRT 10 and 11).
 fn dtype_of(v: i32) -> Result<DType, String> {
     Ok(match v {
         0 => DType::F32,
@@ -33,6 +33,7 @@ fn dtype_of(v: i32) -> Result<DType, String> {
         6 => return Err("FP8".into()),
         9 => return Err("INT4".into()),
         10 => return Err("FP4".into()),
+        11 => return Err("E8M0".into()),
         other => return Err(format!("DataType({other})")),
     })
 }
