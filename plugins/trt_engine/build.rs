@@ -45,7 +45,9 @@ fn main() {
         .file("shim/trt_shim.cpp")
         .include(include)
         .include(cuda_home.join("include"))
-        .warnings(false);
+        .warnings(false)
+        // TensorRT's own headers use their deprecated plugin enums inline.
+        .flag_if_supported("-Wno-deprecated-declarations");
     build.compile("apex_trt_shim");
     println!("cargo::rustc-cfg=apex_trt_shim");
 }

@@ -548,7 +548,7 @@ impl Instance for EngineCase {
             ),
             match (&self.spec.batch_dim, self.batch) {
                 (Some(b), Some(n)) => format!(
-                    "frames_per_s counts {n} frames per query: dimension {} of `{}`, as named",
+                    "frames_per_s counts {n} frame(s) per query: dimension {} of `{}`, as named",
                     b.axis, b.input
                 ),
                 _ => "frames_per_s: absent: no batch dimension named (--trt-batch-dim input:axis); elements_per_s counts input elements".to_string(),
