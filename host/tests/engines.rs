@@ -417,6 +417,19 @@ fn discover_says_for_each_engine_backend_whether_it_is_available() {
     ] {
         assert!(text.contains(line), "{line}\n{text}");
     }
+    let json = command(&["discover", "--json"])
+        .env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let names: Vec<&str> = doc["engine_backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["TensorRT", "ONNX Runtime CPU", "ONNX Runtime CUDA"]);
+    assert_eq!(doc["engine_backends"][1]["available"], false);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
 
 /// One engine backend: whether it is usable here, and what was found or why not.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct EngineBackend {
     pub name: &'static str,
     pub available: bool,
@@ -148,6 +148,19 @@ fn onnxruntime() -> Result<(PathBuf, String), String> {
         "libonnxruntime not found; looked in: {}",
         looked.join("; ")
     ))
+}
+
+/// Every engine backend on the machine `facts` describe (its CUDA decides the CUDA provider).
+pub fn probe_with(facts: &super::Facts) -> Vec<EngineBackend> {
+    probe(if facts.cuda.available {
+        Ok(())
+    } else {
+        Err(facts
+            .cuda
+            .reason
+            .clone()
+            .unwrap_or_else(|| "no usable GPU".into()))
+    })
 }
 
 /// Every engine backend, in the order `discover --verbose` prints them. `cuda` is the CUDA
