@@ -139,8 +139,15 @@ def check(doc, strict):
                     problems.append("`%s` is skipped without a reason" % path)
                 else:
                     notes.append("%s: skipped (%s)" % (path, block["reason"]))
+            elif block.get("status") == "failed" and block.get("reason"):
+                notes.append("%s: failed (%s)" % (path, block["reason"]))
             else:
-                need(block, path + ".", ["p50_ms", "p95_ms", "peak_memory_mb"])
+                # The seed's measured form: {status: "ok", ..., metrics: {p50_ms, p95_ms, ...}}.
+                metrics = block.get("metrics")
+                if not isinstance(metrics, dict):
+                    problems.append("`%s` is neither skipped with a reason nor has `metrics`" % path)
+                else:
+                    need(metrics, path + ".metrics.", ["p50_ms", "p95_ms", "peak_memory_mb"])
 
     for key in BASELINE_KEYS:
         try:

@@ -183,6 +183,9 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
                 FigureBlock::from_values("ms", &[0.011, 0.012, 0.010, 0.013]),
             ),
         ]),
+        notes: vec![
+            "* GPU compute time is unstable, with coefficient of variance = 2.1500%.".to_string(),
+        ],
         timing,
         resources,
         protocol: Some(ProtocolInfo {

@@ -24,6 +24,10 @@ pub trait FfiKernel: Send + Sync {
 
     #[sabi(last_prefix_field)]
     fn setup(&self, request: &SetupRequest) -> RResult<FfiInstanceBox, PluginError>;
+
+    /// Appended in ABI 4: why the case cannot run here ([`Kernel::unavailable`]); empty when
+    /// it can.
+    fn unavailable(&self, request: &SetupRequest) -> RString;
 }
 
 /// A set-up case as the host sees it. Methods may only be appended after `rotate`.
@@ -45,6 +49,9 @@ pub trait FfiInstance: Send {
 
     /// Appended in ABI 3: figures the host cannot derive ([`Instance::figures`]).
     fn figures(&self) -> RResult<RVec<Figure>, PluginError>;
+
+    /// Appended in ABI 4: the kernel's sentences about its calls ([`Instance::notes`]).
+    fn notes(&self) -> RResult<RVec<RString>, PluginError>;
 }
 
 pub type FfiKernelBox = FfiKernel_TO<'static, RBox<()>>;
@@ -111,6 +118,14 @@ impl FfiKernel for KernelAdapter {
             ))
         })
     }
+
+    fn unavailable(&self, request: &SetupRequest) -> RString {
+        // A panic while deciding is not a reason to skip: the case then runs, and setup
+        // reports what is wrong.
+        guard(|| Ok(self.0.unavailable(request).unwrap_or_default()))
+            .unwrap_or_default()
+            .into()
+    }
 }
 
 struct InstanceAdapter(Box<dyn Instance>);
@@ -139,6 +154,9 @@ impl FfiInstance for InstanceAdapter {
     }
     fn figures(&self) -> RResult<RVec<Figure>, PluginError> {
         guard(|| Ok(self.0.figures().into()))
+    }
+    fn notes(&self) -> RResult<RVec<RString>, PluginError> {
+        guard(|| Ok(self.0.notes().into_iter().map(RString::from).collect()))
     }
 }
 

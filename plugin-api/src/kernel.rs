@@ -9,6 +9,16 @@ pub trait Kernel: Send + Sync + 'static {
     /// Allocates and fills the inputs of one case (params × backend × precision × seed).
     /// Compile CUDA code and allocate here: setup is never inside a measurement.
     fn setup(&self, request: &SetupRequest) -> Result<Box<dyn Instance>, PluginError>;
+
+    /// Why this case cannot run on this machine, when the kernel can tell before setting it up:
+    /// a runtime library that is not installed, an input file that does not exist, a model whose
+    /// input shapes the case leaves unresolved. The host then reports the case `skipped` with
+    /// this one-line reason and never calls [`setup`](Self::setup). `None` (the default): the
+    /// case runs, and anything that goes wrong in it is a failure, not a skip.
+    fn unavailable(&self, request: &SetupRequest) -> Option<String> {
+        let _ = request;
+        None
+    }
 }
 
 /// One set-up case. The host owns timing; an instance never times itself.
@@ -57,6 +67,15 @@ pub trait Instance: Send {
     /// (the default) when the kernel has none. A malformed figure fails the case with its
     /// reason, so a report never carries a figure nobody can read.
     fn figures(&self) -> Vec<Figure> {
+        Vec::new()
+    }
+
+    /// Sentences about the calls that are not numbers, one line each, asked once after
+    /// [`figures`](Self::figures): what an engine runtime warned about (trtexec's "GPU compute
+    /// time is unstable, …"), which of its fields are absent and why, which provider ran, what
+    /// the output was verified against. The host puts them in the case's `notes`. Empty (the
+    /// default) when the kernel has nothing to say.
+    fn notes(&self) -> Vec<String> {
         Vec::new()
     }
 }

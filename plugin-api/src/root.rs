@@ -13,7 +13,7 @@ use crate::{PluginError, ffi::FfiKernelBox};
 /// The explicit ABI version. The host refuses a plugin whose `abi_version` differs, before it
 /// touches anything else. Bump it (and this crate's minor version) on any change that is not an
 /// append after a `last_prefix_field` marker.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// What a plugin library exports. A prefix type: fields may be appended after `kernels`.
 #[repr(C)]

@@ -54,6 +54,7 @@ pub fn exec(args: &DiscoverArgs) -> i32 {
             "plugins": registry.plugins,
             "failures": registry.failures,
             "facts": facts,
+            "engine_backends": crate::facts::engine_backends::probe_with(&facts),
             "config_files": config.files().iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
             "kernels": kernels,
         });
@@ -175,6 +176,20 @@ fn render(reg: &Registry, kernels: &[serde_json::Value], facts: &Facts, verbose:
             availability(facts.nvml.available, &facts.nvml.reason),
             availability(facts.trt.available, &facts.trt.reason)
         );
+        let _ = writeln!(out, "engine backends (trt_engine):");
+        for b in crate::facts::engine_backends::probe_with(facts) {
+            let _ = writeln!(
+                out,
+                "  {:<18} {}: {}",
+                b.name,
+                if b.available {
+                    "available"
+                } else {
+                    "unavailable"
+                },
+                b.detail
+            );
+        }
         let _ = writeln!(out, "libraries:");
         for p in &reg.plugins {
             let _ = writeln!(

@@ -11,6 +11,7 @@ mod compare;
 mod devices;
 mod discover;
 mod discovery_opts;
+mod engine_opts;
 pub mod exit_codes;
 mod failure;
 mod gate;

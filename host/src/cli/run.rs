@@ -16,6 +16,7 @@ use apex_plugin_api::{Backend, Precision};
 use super::anchor_opts::{self, AnchorOpts};
 use super::devices::{self, DeviceSelection};
 use super::discovery_opts::DiscoveryOpts;
+use super::engine_opts::{self, EngineOpts};
 use super::exit_codes::ApexExitCode;
 use super::failure::{Failure, exit_code_of, internal};
 use super::shard;
@@ -107,6 +108,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub anchors: AnchorOpts,
     #[command(flatten)]
+    pub engines: EngineOpts,
+    #[command(flatten)]
     pub discovery: DiscoveryOpts,
 }
 
@@ -128,6 +131,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let interrupt = crate::interrupt::install().map_err(internal)?;
     // First: a malformed anchor file fails at once, before discovery builds anything.
     let anchors = args.anchors.load()?;
+    let engine_layer = args.engines.layer().map_err(|e| (ApexExitCode::USAGE, e))?;
     let opts = args.discovery.resolve();
     let registry = crate::discovery::discover(&opts);
     let config_error = |e: crate::config::ConfigErrors| {
@@ -136,11 +140,16 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
             format!("invalid configuration:\n{e}"),
         )
     };
-    let config = crate::config::load(
+    let mut config = crate::config::load(
         &registry.bench_files(),
         &args.discovery.suite_dir(opts.root.as_deref()),
     )
     .map_err(config_error)?;
+    if let Some(text) = &engine_layer {
+        config
+            .add_command_line_layer(engine_opts::LAYER_NAME, text)
+            .map_err(config_error)?;
+    }
     let kernels: Vec<_> = registry.kernels().cloned().collect();
     config.check(&kernels).map_err(config_error)?;
     let facts = crate::facts::gather();

@@ -88,10 +88,25 @@ pub fn load(plugin_files: &[PathBuf], suite_dir: &Path) -> Result<SuiteConfig, C
                 continue;
             }
         };
-        let entries = match yaml::parse(&text, &shown) {
+        config.add_text(shown, &text, kind, &mut errors);
+    }
+    errors.into_result(config)
+}
+
+impl SuiteConfig {
+    /// Parses `text` as one more file of the `kind` layer, after every file read so far (so it
+    /// takes precedence over them), named `shown` in messages.
+    fn add_text(
+        &mut self,
+        shown: Arc<PathBuf>,
+        text: &str,
+        kind: FileKind,
+        errors: &mut ConfigErrors,
+    ) {
+        let entries = match yaml::parse(text, &shown) {
             Ok(None) => Vec::new(),
             Ok(Some(doc)) => {
-                let mut r = Reader::new(shown.clone(), &text);
+                let mut r = Reader::new(shown.clone(), text);
                 let entries = parse_document(&mut r, &doc);
                 for e in r.errors {
                     errors.push(e);
@@ -100,21 +115,37 @@ pub fn load(plugin_files: &[PathBuf], suite_dir: &Path) -> Result<SuiteConfig, C
             }
             Err(e) => {
                 errors.push(*e);
-                continue;
+                return;
             }
         };
-        config.files.push(ConfigFile {
+        self.files.push(ConfigFile {
             path: shown.to_path_buf(),
             kind,
             entries: entries.len(),
         });
-        let index = config.files.len() - 1;
-        config.entries.extend(entries.into_iter().map(|e| Entry {
+        let index = self.files.len() - 1;
+        self.entries.extend(entries.into_iter().map(|e| Entry {
             file_index: index,
             ..e
         }));
     }
-    errors.into_result(config)
+
+    /// Adds a layer written by the command line (the engine flags, `cli/engine_opts.rs`) as the
+    /// last suite file: it overrides every file, and its errors name it as `name`.
+    pub fn add_command_line_layer(
+        &mut self,
+        name: &str,
+        yaml_text: &str,
+    ) -> Result<(), ConfigErrors> {
+        let mut errors = ConfigErrors::default();
+        self.add_text(
+            Arc::new(PathBuf::from(name)),
+            yaml_text,
+            FileKind::Suite,
+            &mut errors,
+        );
+        errors.into_result(())
+    }
 }
 
 fn suite_files(dir: &Path) -> Result<Vec<PathBuf>, Box<ConfigError>> {

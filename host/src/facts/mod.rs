@@ -1,5 +1,6 @@
 //! What the host measures about this machine before planning: CUDA (through cudarc's run-time
-//! loading), NVML, TensorRT, OS, architecture and the environment. The main type is [`Facts`],
+//! loading), NVML, TensorRT, OS, architecture and the environment; [`engine_backends`] says which
+//! engine runtimes the `trt_engine` plugin finds here (for `discover --verbose`). The main type is [`Facts`],
 //! made by [`gather`]; skip conditions (`crate::skip`) read it and reports serialize it.
 //!
 //! Probing never panics and never fails: an absent library is a fact with a reason, e.g.
@@ -7,6 +8,7 @@
 
 mod cuda_probe;
 mod device_class;
+pub mod engine_backends;
 mod env;
 mod gather;
 mod nvml_probe;

@@ -1,6 +1,7 @@
 //! [`assemble`]: a worker's outcome → the case's [`CaseResult`], with statistics per mode, the
 //! headline figures, throughput and the status rule:
 //!
+//! - the kernel said the case cannot run here (`Kernel::unavailable`) → `skipped` with its reason;
 //! - no reply, a crash, a timeout or an error → `failed` with the reason;
 //! - a reply whose accuracy check failed → `failed_accuracy`; its timings stay in `timing` for
 //!   diagnosis, but no headline p50, p95 or throughput is given, so it is never presented as valid;
@@ -57,6 +58,9 @@ pub fn assemble(
             );
         }
     };
+    if let Some(reason) = &reply.skipped {
+        return CaseResult::without_measurements(key, plugin, CaseStatus::Skipped, reason.clone());
+    }
     if let Some(err) = &reply.error {
         let mut r = CaseResult::without_measurements(key, plugin, CaseStatus::Failed, err.clone());
         r.protocol = Some(protocol_info(&reply, ctx));
@@ -129,6 +133,7 @@ pub fn assemble(
             .iter()
             .map(|f| (f.name.clone(), FigureBlock::from_values(&f.unit, &f.values)))
             .collect(),
+        notes: reply.notes.clone(),
         resources: Resources {
             peak_rss_mb: reply.peak_rss_mb,
             peak_device_memory_mb: reply.peak_device_memory_mb,

@@ -18,8 +18,8 @@ use super::sampling::sample;
 use super::timer::Counted;
 use super::wire::{WorkerReply, WorkerRequest, unix_now_s};
 use super::worker::{
-    Call, WorkerError, check_accuracy, collect_figures, peak_rss_mb, plugin_params, raw_mode,
-    setup_instance, work_block,
+    Call, WorkerError, check_accuracy, collect_figures, collect_notes, peak_rss_mb, plugin_params,
+    raw_mode, setup_instance, unavailable, work_block,
 };
 use crate::cuda::nvml::Monitor;
 use crate::cuda::{BatchTimer, ColdTimer, CudaError, Device, LaunchTimer, PeakMemory};
@@ -91,6 +91,9 @@ fn measure_phases(
         seed: request.seed,
         cuda: ROption::RSome(device.handles()),
     };
+    if unavailable(&opened.kernel, &setup, reply) {
+        return Ok(());
+    }
     let mut instance = setup_instance(&opened.kernel, &setup)?;
     device
         .synchronize()
@@ -162,6 +165,7 @@ fn measure_phases(
         sync,
     )?);
     reply.figures = collect_figures(&instance)?;
+    reply.notes = collect_notes(&instance)?;
     phases.mark("verify");
     reply.peak_rss_mb = peak_rss_mb();
     Ok(())

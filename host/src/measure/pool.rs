@@ -10,7 +10,9 @@ pub fn pool(outcomes: Vec<WorkerOutcome>) -> WorkerOutcome {
     let mut replies = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         match outcome {
-            WorkerOutcome::Replied(r) if r.error.is_none() => replies.push(*r),
+            WorkerOutcome::Replied(r) if r.error.is_none() && r.skipped.is_none() => {
+                replies.push(*r)
+            }
             other => return other,
         }
     }
@@ -46,6 +48,12 @@ fn merge_into(into: &mut WorkerReply, other: WorkerReply) {
         match into.figures.iter_mut().find(|f| f.name == figure.name) {
             Some(f) => f.values.extend(figure.values),
             None => into.figures.push(figure),
+        }
+    }
+    // Notes of every process, each line once, in the order first seen.
+    for note in other.notes {
+        if !into.notes.contains(&note) {
+            into.notes.push(note);
         }
     }
     into.peak_rss_mb = max_opt(into.peak_rss_mb, other.peak_rss_mb);

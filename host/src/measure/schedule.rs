@@ -168,7 +168,8 @@ fn run_host_cases<E>(
             if outcome == WorkerOutcome::Interrupted {
                 return Ok(());
             }
-            let failed = !matches!(&outcome, WorkerOutcome::Replied(r) if r.error.is_none());
+            // A failed or skipped process ends the case: its other processes would say the same.
+            let failed = !matches!(&outcome, WorkerOutcome::Replied(r) if r.error.is_none() && r.skipped.is_none());
             outcomes[i].push(outcome);
             if failed || round + 1 == procs[i] {
                 let pooled = pool(std::mem::take(&mut outcomes[i]));

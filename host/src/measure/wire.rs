@@ -10,7 +10,7 @@ use crate::model::{AccuracyBlock, EnergyBlock, ParamMap, ProtocolSettings, WorkB
 
 /// Bumped on any change to these types; host and worker are the same binary, so a mismatch
 /// means a stale worker executable.
-pub const WIRE_VERSION: u32 = 3;
+pub const WIRE_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerRequest {
@@ -74,6 +74,13 @@ pub struct WorkerReply {
     /// The plugin's figures (`Instance::figures`), already checked by the worker.
     #[serde(default)]
     pub figures: Vec<RawFigure>,
+    /// The plugin's notes (`Instance::notes`).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Set when the kernel said the case cannot run here (`Kernel::unavailable`): the case is
+    /// `skipped` with this reason, and nothing else in the reply is set.
+    #[serde(default)]
+    pub skipped: Option<String>,
 }
 
 /// One plugin figure as the worker read it; the values of several processes are concatenated.

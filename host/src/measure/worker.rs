@@ -62,45 +62,121 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
     let tolerance = tolerance_from(&request.tolerance);
     match backend {
         Backend::Cpu => {
-            let setup = SetupRequest {
-                params: plugin_params(&request.params),
-                backend,
-                precision,
-                seed: request.seed,
-                cuda: ROption::RNone,
-            };
-            let mut since = std::time::Instant::now();
-            let mut mark = |reply: &mut WorkerReply, name: &str| {
-                let now = std::time::Instant::now();
-                reply
-                    .phases
-                    .push((name.into(), (now - since).as_secs_f64()));
-                since = now;
-            };
-            let mut instance = setup_instance(&opened.kernel, &setup)?;
-            reply.ready_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
-            reply.work = Some(work_block(&instance)?);
-            mark(reply, "setup");
-            let sampled = sample(&mut CpuTimer, &mut Call(&mut instance), &request.settings)
-                .map_err(|e| WorkerError(format!("run failed: {e}")))?;
-            reply.modes.push(raw_mode(sampled));
-            mark(reply, "cpu");
-            reply.accuracy = Some(check_accuracy(
-                &mut instance,
-                request.seed,
-                &tolerance,
-                || Ok(()),
-            )?);
-            reply.figures = collect_figures(&instance)?;
-            mark(reply, "verify");
-            reply.peak_rss_mb = peak_rss_mb();
-            Ok(())
+            let setup = setup_request(request, backend, precision, ROption::RNone);
+            measure_host_clock(&opened, &setup, request, &tolerance, reply)
         }
         Backend::Cuda => super::cuda_case::measure(request, &opened, precision, &tolerance, reply),
-        Backend::Trt => Err(WorkerError(
-            "the trt backend is run by the trt_engine plugin's own CUDA path".into(),
-        )),
+        // An engine runtime on the GPU (TensorRT, which enqueues on the host's stream; ONNX
+        // Runtime's CUDA provider, on its own): each call is one synchronous query, timed on the
+        // host clock like a CPU call; the runtime's own phase times come as figures.
+        Backend::Trt => {
+            let device = crate::cuda::Device::open(request.device as usize)
+                .map_err(|e| WorkerError(format!("setup failed: {}", e.case_reason())))?;
+            let setup = setup_request(
+                request,
+                backend,
+                precision,
+                ROption::RSome(device.handles()),
+            );
+            let outcome = measure_host_clock(&opened, &setup, request, &tolerance, reply);
+            drop(device);
+            outcome
+        }
     }
+}
+
+fn setup_request(
+    request: &WorkerRequest,
+    backend: Backend,
+    precision: Precision,
+    cuda: ROption<apex_plugin_api::CudaHandles>,
+) -> SetupRequest {
+    SetupRequest {
+        params: plugin_params(&request.params),
+        backend,
+        precision,
+        seed: request.seed,
+        cuda,
+    }
+}
+
+/// Asks the kernel whether the case can run here (`Kernel::unavailable`); a reason is the
+/// case's skip reason, put in the reply.
+pub fn unavailable(
+    kernel: &apex_plugin_api::ffi::FfiKernelBox,
+    setup: &SetupRequest,
+    reply: &mut WorkerReply,
+) -> bool {
+    let reason = kernel.unavailable(setup).into_string();
+    let skip = !reason.trim().is_empty();
+    if skip {
+        reply.skipped = Some(reason.trim().to_string());
+    }
+    skip
+}
+
+/// The host-clock protocol (CPU cases and engine queries): setup, sampling with [`CpuTimer`],
+/// the accuracy check, the kernel's figures and notes.
+fn measure_host_clock(
+    opened: &crate::discovery::OpenedKernel,
+    setup: &SetupRequest,
+    request: &WorkerRequest,
+    tolerance: &Tolerance,
+    reply: &mut WorkerReply,
+) -> Result<(), WorkerError> {
+    if unavailable(&opened.kernel, setup, reply) {
+        return Ok(());
+    }
+    let mut since = std::time::Instant::now();
+    let mut mark = |reply: &mut WorkerReply, name: &str| {
+        let now = std::time::Instant::now();
+        reply
+            .phases
+            .push((name.into(), (now - since).as_secs_f64()));
+        since = now;
+    };
+    let mut instance = setup_instance(&opened.kernel, setup)?;
+    reply.ready_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
+    reply.work = Some(work_block(&instance)?);
+    mark(reply, "setup");
+    let sampled = sample(&mut CpuTimer, &mut Call(&mut instance), &request.settings)
+        .map_err(|e| WorkerError(format!("run failed: {e}")))?;
+    reply.modes.push(raw_mode(sampled));
+    mark(reply, "cpu");
+    reply.accuracy = Some(check_accuracy(
+        &mut instance,
+        request.seed,
+        tolerance,
+        || Ok(()),
+    )?);
+    reply.figures = collect_figures(&instance)?;
+    reply.notes = collect_notes(&instance)?;
+    mark(reply, "verify");
+    reply.peak_rss_mb = peak_rss_mb();
+    Ok(())
+}
+
+/// The plugin's notes (`Instance::notes`), one line each: a note with a line break fails the
+/// case by name, as a malformed figure does.
+pub fn collect_notes(instance: &FfiInstanceBox) -> Result<Vec<String>, WorkerError> {
+    let notes = match instance.notes() {
+        RResult::ROk(n) => n,
+        RResult::RErr(e) => return Err(WorkerError(format!("notes failed: {}", e.message))),
+    };
+    let mut out = Vec::with_capacity(notes.len());
+    for note in notes {
+        let note = note.into_string();
+        if note.contains('\n') {
+            return Err(WorkerError(format!(
+                "notes: a note must be one line: `{}`",
+                note.lines().next().unwrap_or("")
+            )));
+        }
+        if !note.trim().is_empty() {
+            out.push(note);
+        }
+    }
+    Ok(out)
 }
 
 /// Turns the FFI instance into a [`Workload`].

@@ -233,6 +233,11 @@ pub struct CaseResult {
     /// Figures the kernel reported about its calls (`Instance::figures`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub figures: BTreeMap<String, super::FigureBlock>,
+    /// The kernel's sentences about its calls (`Instance::notes`): an engine runtime's warnings
+    /// in trtexec's words, the fields it cannot measure and why, what the output was verified
+    /// against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     #[serde(default)]
     pub resources: Resources,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -289,6 +294,7 @@ impl CaseResult {
             work: None,
             accuracy: None,
             figures: BTreeMap::new(),
+            notes: Vec::new(),
             resources: Resources::default(),
             protocol: None,
             ran_on: Provenance::default(),

@@ -18,10 +18,11 @@ pub fn figures_section(s: &RunSummary, md: &mut String) {
     md.push_str("## Kernel figures\n\n");
     md.push_str(
         "Reported by the kernel about its checked call (a series: one value per observed \
-         call, its median as the value).\n\n",
+         call, its median as the value, with trtexec's statistics: min, mean, p90, p95, p99, \
+         max).\n\n",
     );
     let mut t = Table::new(&[
-        "case", "figure", ">value", "unit", ">n", ">min", ">p99", ">max",
+        "case", "figure", ">value", "unit", ">n", ">min", ">mean", ">p90", ">p95", ">p99", ">max",
     ]);
     for c in cases {
         for (name, f) in &c.figures {
@@ -35,6 +36,9 @@ pub fn figures_section(s: &RunSummary, md: &mut String) {
                 f.unit.clone(),
                 f.series.as_ref().map_or(1, |s| s.n).to_string(),
                 spread(|s| s.min),
+                spread(|s| s.mean),
+                spread(|s| s.p90),
+                spread(|s| s.p95),
                 spread(|s| s.p99),
                 spread(|s| s.max),
             ]);

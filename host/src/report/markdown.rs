@@ -25,6 +25,7 @@ pub fn render_summary_markdown(summary: &RunSummary, regressions: Option<&str>) 
     super::anchors_section::anchors_section(summary, &mut md);
     modes_section(summary, &mut md);
     super::figures_section::figures_section(summary, &mut md);
+    super::notes_section::notes_section(summary, &mut md);
     resources_section(summary, &mut md);
     time_section(summary, &mut md);
     skipped_section(summary, &mut md);

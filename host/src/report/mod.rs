@@ -35,6 +35,7 @@ pub mod fmt;
 pub mod html;
 pub mod lock;
 pub(crate) mod markdown;
+mod notes_section;
 mod param_columns;
 pub mod paths;
 pub mod progress;

@@ -134,6 +134,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             note: None,
         }),
         figures: BTreeMap::new(),
+        notes: Vec::new(),
         resources,
         protocol: Some(ProtocolInfo {
             warmup_calls: 10,

@@ -78,8 +78,12 @@ pub fn explain(rules: &[SkipRule], facts: &Facts, ctx: &CaseContext) -> Vec<Rule
         .collect()
 }
 
-/// The built-in rule: a CUDA case without CUDA, or a TensorRT case without TensorRT or CUDA, is
-/// skipped with the probe's reason (e.g. `cuda_unavailable: libcuda.so.1 not found`).
+/// The built-in rule: a CUDA or `trt` case without CUDA is skipped with the probe's reason (e.g.
+/// `cuda_unavailable: libcuda.so.1 not found`). A `trt` case is an engine on a GPU runtime
+/// (TensorRT, or ONNX Runtime's CUDA provider): whether its runtime is installed is the engine
+/// plugin's check (`Kernel::unavailable`), made in the seed's order after the engine path and
+/// file and naming the library and where it looked; `trt.available` stays a fact for
+/// skip_conditions.
 pub fn implicit_reason(backend: Backend, facts: &Facts) -> Option<String> {
     let cuda = || {
         (!facts.cuda.available).then(|| {
@@ -92,20 +96,7 @@ pub fn implicit_reason(backend: Backend, facts: &Facts) -> Option<String> {
     };
     match backend {
         Backend::Cpu => None,
-        Backend::Cuda => cuda(),
-        Backend::Trt => {
-            if !facts.trt.available {
-                Some(
-                    facts
-                        .trt
-                        .reason
-                        .clone()
-                        .unwrap_or_else(|| "trt_unavailable".into()),
-                )
-            } else {
-                cuda()
-            }
-        }
+        Backend::Cuda | Backend::Trt => cuda(),
     }
 }
 
@@ -175,9 +166,10 @@ mod tests {
             implicit_reason(Backend::Cuda, &cpu).as_deref(),
             Some("cuda_unavailable: libcuda.so.1 not found")
         );
+        // A trt case needs a GPU; its runtime library is the engine plugin's check.
         assert_eq!(
             implicit_reason(Backend::Trt, &cpu).as_deref(),
-            Some("trt_unavailable: libnvinfer.so not found")
+            Some("cuda_unavailable: libcuda.so.1 not found")
         );
     }
 }

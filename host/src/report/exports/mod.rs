@@ -15,7 +15,8 @@
 //!
 //! The seed formats take each field from one case, chosen by [`select::Selector`] (never a guess
 //! among several); a field without a case is `null` with the reason. A seed-style baseline is
-//! gated through the same tables ([`seed_keys`]).
+//! gated through the same tables ([`seed_keys`]); seed 003's TensorRT wrapper's keys and status
+//! over the engine shape sweep are in [`trt_sweep`] (no file of its own).
 
 pub mod apex_x_cpu;
 pub mod apex_x_gpu;
@@ -27,6 +28,7 @@ mod junit;
 mod quasim;
 pub mod seed_keys;
 pub mod select;
+pub mod trt_sweep;
 
 use std::path::{Path, PathBuf};
 

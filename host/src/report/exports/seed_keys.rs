@@ -1,14 +1,15 @@
 //! [`SeedExport`]: the keys of a seed-style baseline. The seeds' baselines name metrics by their
 //! place in the seed's own report: seed 000's GPU baseline by dotted paths into `perf_gpu.json`
 //! (`benchmarks.tile_ops.tilepack.dispatch.p50_ms`), seed 001's CPU baseline by the flat keys of
-//! `perf_current.json` (`tile_pack_p50_ms`). This module tells which export a baseline's keys
+//! `perf_current.json` (`tile_pack_p50_ms`), seed 003's TensorRT wrapper by `case.<label>.p50_ms`
+//! over its shape sweep ([`super::trt_sweep`]). This module tells which export a baseline's keys
 //! belong to and resolves one key against a run to the metric id of the case that fills it in
 //! that export ([`super::apex_x_gpu::resolve_key`], [`super::apex_x_cpu::resolve_key`]), so the
 //! gate checks exactly the number the export holds.
 
 use crate::model::RunSummary;
 
-use super::{apex_x_cpu, apex_x_gpu};
+use super::{apex_x_cpu, apex_x_gpu, trt_sweep};
 
 /// The seed export whose keys a baseline uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub enum SeedExport {
     ApexXGpu,
     /// Seed 001: the flat keys of `perf_cpu.json`'s `metrics` (`--format apex-x-cpu`).
     ApexXCpu,
+    /// Seed 003's TensorRT wrapper: `case.<label>.p50_ms` over the engine shape sweep.
+    TrtSweep,
 }
 
 impl SeedExport {
@@ -38,17 +41,21 @@ impl SeedExport {
         if keys.iter().all(|k| k.starts_with("benchmarks.")) {
             return Ok(Some(Self::ApexXGpu));
         }
+        if keys.iter().all(|k| trt_sweep::is_key(k)) {
+            return Ok(Some(Self::TrtSweep));
+        }
         let cpu = |k: &&str| apex_x_cpu::KEYS.iter().any(|(name, _, _)| name == k);
         if keys.iter().all(cpu) {
             return Ok(Some(Self::ApexXCpu));
         }
         let bad = keys
             .iter()
-            .find(|k| !k.starts_with("benchmarks.") && !cpu(k))
+            .find(|k| !k.starts_with("benchmarks.") && !cpu(k) && !trt_sweep::is_key(k))
             .unwrap_or(&"");
         Err(format!(
             "metric key `{bad}` is neither a metric id `kernel/backend/precision/params/stat` nor \
-             a seed key (apex-x-gpu: `benchmarks.<section>.<block>.p50_ms`; apex-x-cpu: {})",
+             a seed key (apex-x-gpu: `benchmarks.<section>.<block>.p50_ms`; the TensorRT \
+             wrapper: `case.<label>.p50_ms`; apex-x-cpu: {})",
             apex_x_cpu::KEYS
                 .iter()
                 .map(|(k, _, _)| format!("`{k}`"))
@@ -62,6 +69,7 @@ impl SeedExport {
         match self {
             Self::ApexXGpu => "apex-x-gpu",
             Self::ApexXCpu => "apex-x-cpu",
+            Self::TrtSweep => "trt-sweep",
         }
     }
 
@@ -71,6 +79,7 @@ impl SeedExport {
         match self {
             Self::ApexXGpu => apex_x_gpu::resolve_key(summary, key),
             Self::ApexXCpu => apex_x_cpu::resolve_key(summary, key),
+            Self::TrtSweep => trt_sweep::resolve_key(summary, key),
         }
     }
 
@@ -81,6 +90,7 @@ impl SeedExport {
         match self {
             Self::ApexXGpu => apex_x_gpu::status(summary).0.to_string(),
             Self::ApexXCpu => summary.status.clone(),
+            Self::TrtSweep => trt_sweep::status(summary).to_string(),
         }
     }
 }
@@ -108,6 +118,10 @@ mod tests {
         assert!(
             e.contains("`warp_p50_ms`") && e.contains("`infer_p95_ms`"),
             "{e}"
+        );
+        assert_eq!(
+            SeedExport::of_keys(["case.default.p50_ms", "summary.p50_ms_max"]),
+            Ok(Some(SeedExport::TrtSweep))
         );
         let e = SeedExport::of_keys(["k/cpu/fp32/-/p50_ms", "tile_pack_p50_ms"]).unwrap_err();
         assert!(e.contains("mixes"), "{e}");

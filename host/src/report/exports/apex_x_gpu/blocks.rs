@@ -11,7 +11,7 @@ use crate::report::exports::select::{Selector, fixed_profile};
 pub(super) const NO_TORCH: &str = "apex-host measures no torch reference path: the seed's torch-vs-Triton \
                         comparison has no counterpart in a run (benches/anchors/ measures PyTorch \
                         outside it)";
-pub(super) const NO_TRT: &str = "no TensorRT plugin in apex-host (trt_engine is not implemented)";
+pub(super) const NO_TRT_PYTHON: &str = "apex-host uses no TensorRT Python module: the trt_engine plugin loads libnvinfer at run time (its cases say whether it was found)";
 
 /// Where a metric block's numbers come from.
 #[derive(Debug, Clone, Copy)]
@@ -97,12 +97,6 @@ pub(super) const BLOCKS: [Block; 10] = [
         unit: "frames_per_s",
         source: cuda("ff_model.infer", &[("path", "fast")]),
     },
-];
-
-/// Sections the seed reports as `{status: "skipped", reason}` when they cannot run.
-pub(super) const SKIPPED_SECTIONS: [(&str, &str); 2] = [
-    ("tilessm.tensorrt_plugin", NO_TRT),
-    ("end_to_end_infer.tensorrt_engine", NO_TRT),
 ];
 
 /// Sections with the seed's `backend` and `fallback_reason`, and the block that decides them.

@@ -4,9 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::SUITE;
-use super::blocks::{
-    BLOCKS, DISPATCH_SECTIONS, NO_TRT, SKIPPED_SECTIONS, block_case, metric_block,
-};
+use super::blocks::{BLOCKS, DISPATCH_SECTIONS, NO_TRT_PYTHON, block_case, metric_block};
 use crate::model::{CaseStatus, RunSummary};
 
 /// The fixed profile, the export's `config`: the parameter values its cases are selected at.
@@ -79,9 +77,9 @@ fn environment(summary: &RunSummary) -> Value {
             },
             "triton": {"available": false, "version": null,
                        "reason": "apex-host compiles its CUDA kernels with NVRTC; no Triton"},
-            "tensorrt": {"python_available": false, "python_version": null, "python_reason": NO_TRT,
+            "tensorrt": {"python_available": false, "python_version": null, "python_reason": NO_TRT_PYTHON,
                          "headers_available": false, "header_path": null,
-                         "int8_available": false, "int8_reason": NO_TRT},
+                         "int8_available": false, "int8_reason": NO_TRT_PYTHON},
             "fp8": {"available": false, "dtype_available": false, "supported_dtypes": [],
                     "reason": "the fixed profile is fp16"},
             "any_gpu_runtime": available,
@@ -138,13 +136,16 @@ pub fn document(summary: &RunSummary) -> Value {
                 if ok { Value::Null } else { d["reason"].clone() },
             );
         }
-        for (path, reason) in SKIPPED_SECTIONS {
-            insert_path(
-                &mut benchmarks,
-                path,
-                json!({"status": "skipped", "reason": reason}),
-            );
-        }
+        insert_path(
+            &mut benchmarks,
+            "end_to_end_infer.tensorrt_engine",
+            super::trt_sections::tensorrt_engine(summary),
+        );
+        insert_path(
+            &mut benchmarks,
+            "tilessm.tensorrt_plugin",
+            super::trt_sections::tensorrt_plugin(summary),
+        );
     }
     let mut doc = json!({
         "schema_version": 1,

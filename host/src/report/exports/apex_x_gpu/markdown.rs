@@ -59,7 +59,7 @@ pub fn render_markdown(summary: &RunSummary) -> String {
         ("dispatch", "triton_dispatch", t["backend"].clone()),
         ("TensorRT plugin", "tensorrt_plugin", Value::Null),
     ] {
-        let r = &t[key];
+        let r = metrics_or(&t[key]);
         out.push_str(&format!(
             "| {name} | {} | {} | {} | {} |\n",
             txt(&backend),
@@ -70,7 +70,7 @@ pub fn render_markdown(summary: &RunSummary) -> String {
     }
     out.push_str("\n## End-to-End Infer\n\n| path | p50 ms | p95 ms | frames/s | peak memory mb |\n| --- | --- | --- | --- | --- |\n");
     for key in ["torch_eager", "torch_triton_fastpath", "tensorrt_engine"] {
-        let r = &b["end_to_end_infer"][key];
+        let r = metrics_or(&b["end_to_end_infer"][key]);
         out.push_str(&format!(
             "| {key} | {} | {} | {} | {} |\n",
             num(&r["p50_ms"]),
@@ -93,4 +93,13 @@ pub fn render_markdown(summary: &RunSummary) -> String {
         ));
     }
     out
+}
+
+/// A section's numbers: under `metrics` for a TensorRT section the seed's way, else the block.
+fn metrics_or(section: &Value) -> &Value {
+    if section["metrics"].is_object() {
+        &section["metrics"]
+    } else {
+        section
+    }
 }

@@ -6,8 +6,9 @@
 //! CUDA kernels, so each seed `dispatch` block is filled from our CUDA case; the torch
 //! `reference` blocks have no counterpart in a run and are written with every seed field `null`,
 //! `status: "skipped"` and the reason. Every metric block also carries `status` and, when filled
-//! from a case, `source_case` (its case id). TensorRT sections use the seed's own convention,
-//! `{status: "skipped", reason}`.
+//! from a case, `source_case` (its case id). The TensorRT sections come from the `trt_engine`
+//! plugin's `trt` cases in the seed's own shape (`trt_sections.rs`): `{status: "ok", …,
+//! metrics}`, or `{status: "skipped", reason}` with the case's reason.
 //!
 //! | seed block (under `benchmarks.`) | case | throughput field |
 //! | --- | --- | --- |
@@ -18,7 +19,8 @@
 //! | `end_to_end_infer.torch_eager` | `ff_model.infer/cuda/fp16` with `path=eager` | `frames_per_s` |
 //! | `end_to_end_infer.torch_triton_fastpath` | `ff_model.infer/cuda/fp16` with `path=fast` | `frames_per_s` |
 //! | `tile_ops.*.reference`, `tilessm.torch_reference` | none: no torch path in a run | — |
-//! | `tilessm.tensorrt_plugin`, `end_to_end_infer.tensorrt_engine` | none: no TensorRT plugin | — |
+//! | `end_to_end_infer.tensorrt_engine` | the one `trt_engine.engine/trt` case of shape case `default` that runs a TensorRT engine | `frames_per_s` (the named batch dimension) |
+//! | `tilessm.tensorrt_plugin` | the one `trt_engine.tilessm_plugin/trt` case | `tokens_per_s` |
 //!
 //! `p50_ms`/`p95_ms` are the case's headline (`batch` mode) figures, `peak_memory_mb` its peak
 //! device memory. The end-to-end blocks' `selected_l0_per_call`, `selected_l1_per_call`,
@@ -36,12 +38,14 @@
 //! | `blocks.rs` | the seed's metric blocks, the case each is filled from, and the baseline keys they resolve |
 //! | `document.rs` | `perf_gpu.json`: environment, config, status and the blocks in the seed's nesting |
 //! | `markdown.rs` | `perf_gpu.md`, the seed's Markdown companion |
+//! | `trt_sections.rs` | the two TensorRT sections, from the `trt_engine` cases |
 
 mod blocks;
 mod document;
 mod markdown;
 #[cfg(test)]
 mod tests;
+mod trt_sections;
 
 pub use blocks::resolve_key;
 pub use document::{document, status};
