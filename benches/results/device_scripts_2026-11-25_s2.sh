@@ -113,3 +113,16 @@ call11() { # cross-entropy forward+gradient: the streaming loops unrolled 8 deep
   step nn_bench11 200 $B/examples/nn_ops_gpu_check --bench-only --only "+grad"
   grep -E "grad" "$OUT/nn_bench11.log" | cut -c1-110
 }
+call12() { # issue 16 on the GPU machine: engine backends in discover, the engine cases (CPU and trt), the TensorRT skip
+  python3 -c "import onnxruntime as o; print('onnxruntime', o.__version__, o.get_available_providers())" 2>&1 | tail -1
+  ORT_DYLIB_PATH=$(python3 -c "import glob,os,onnxruntime as o; print(sorted(glob.glob(os.path.join(os.path.dirname(o.__file__),'capi','libonnxruntime.so.1*')))[-1])" 2>/dev/null)
+  export ORT_DYLIB_PATH; echo "ORT_DYLIB_PATH=$ORT_DYLIB_PATH"
+  $B/apex-host discover --no-build --verbose > "$OUT/discover.log" 2>&1; sed -n '/ngine backends/,/^$/p' "$OUT/discover.log" | head -20
+  step eng_run 200 $B/apex-host run --no-build --filter 'trt_engine.*' --output-dir "$OUT/eng"
+  cases "$OUT/eng/summary.json" | cut -c1-250
+  : > /tmp/apex_x.engine
+  step eng_trt 120 $B/apex-host run --no-build --filter 'trt_engine.engine/*' --backends trt --trt-engine-path /tmp/apex_x.engine \
+    --trt-input-shape input=1x3x128x128 --output-dir "$OUT/trt"
+  cases "$OUT/trt/summary.json" | cut -c1-300
+  (cd "$OUT" && tar czf engines_reports.tgz eng/summary.json eng/summary.md trt/summary.json trt/summary.md) && rm -rf "$OUT/eng" "$OUT/trt"
+}
