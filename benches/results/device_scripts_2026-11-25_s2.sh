@@ -126,3 +126,8 @@ call12() { # issue 16 on the GPU machine: engine backends in discover, the engin
   cases "$OUT/trt/summary.json" | cut -c1-300
   (cd "$OUT" && tar czf engines_reports.tgz eng/summary.json eng/summary.md trt/summary.json trt/summary.md) && rm -rf "$OUT/eng" "$OUT/trt"
 }
+call13() { # poisson after the shared 7-point march (march_tiles) of cg_direction and cg_persistent: self-check and bench
+  step pois_check13 300 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL" "$OUT/pois_check13.log"
+  grep -E "^bench (copy|cg 64\^3 to|cg 16|cg 256\^3 seed cap  )" "$OUT/pois_check13.log" | cut -c1-170
+}

@@ -121,6 +121,10 @@ extern "C" __global__ void init_solve(int* flags, const double* res, int k, int 
     block_add(acc, res0);
 }
 
+// (cg_persistent marches its tiles the same way. One shared template taking the value and the
+// per-point work as lambdas was tried: cg_direction became 12 % slower at 256^3 and its empty
+// launches 16 % slower, H100 2026-11-25, call 13, so the two loops stay written out.)
+//
 // CG's fused pass on the finest level: p = src + beta*p_old (p = src when `first`), computed for
 // the point and its neighbours on the fly; p_new = p, q = A p, pq[k] += p.q.
 // beta = rho[k] / rho[k-1]. Block (32, 8): one 32 x 8 tile of (x, y) marching `zch` planes in z,
