@@ -7,6 +7,7 @@
 //! share.
 
 use apex_plugin_api::PluginError;
+use rayon::prelude::*;
 use apex_tile_math::{
     gate::sigmoid,
     grid::TileGrid,
@@ -94,14 +95,16 @@ fn refine(w: &PathWeights, t: usize, m: &[f64]) -> Vec<f64> {
         }
     }
     // Pointwise 1x1, C -> 2C, with bias.
+    // Each output element sums bias + w[o][0]*x[0] + w[o][1]*x[1] + ... in channel order; the
+    // loop runs over whole pixel rows per input channel (the same sums, cache-friendly).
     let mut pw = vec![0.0f64; 2 * c * p];
-    for o in 0..2 * c {
-        for px in 0..p {
-            let mut acc = f64::from(w.pw_b[o]);
-            for ch in 0..c {
-                acc += f64::from(w.pw_w[o * c + ch]) * dw[ch * p + px];
+    for (o, row) in pw.chunks_exact_mut(p).enumerate() {
+        row.fill(f64::from(w.pw_b[o]));
+        for ch in 0..c {
+            let wv = f64::from(w.pw_w[o * c + ch]);
+            for (acc, &x) in row.iter_mut().zip(&dw[ch * p..(ch + 1) * p]) {
+                *acc += wv * x;
             }
-            pw[o * p + px] = acc;
         }
     }
     // GroupNorm with one group over all 2C x t x t values, then the per-channel affine.
@@ -150,13 +153,22 @@ fn heavy_path(
     let mut mixed = vec![0.0f64; tokens.len()];
     scan.run(&tokens, &mut mixed, &mut vec![0.0; c]);
     // FiLM, modulation, refine, override unpack into a clone of the base.
+    // The tiles are independent until the unpack, so they are computed on rayon (each tile's
+    // arithmetic is the same whichever thread runs it) and unpacked in K order.
+    let refined: Vec<Vec<f64>> = packed
+        .par_iter()
+        .enumerate()
+        .map(|(k, tile)| {
+            let (gamma, beta) = film(w, &mixed[k * c..(k + 1) * c]);
+            let modulated: Vec<f64> = (0..c * p)
+                .map(|i| (1.0 + gamma[i / p]) * tile[i] + beta[i / p])
+                .collect();
+            refine(w, grid.tile, &modulated)
+        })
+        .collect();
     let mut unfused = base.to_vec();
-    for (k, (&id, tile)) in ids.iter().zip(&packed).enumerate() {
-        let (gamma, beta) = film(w, &mixed[k * c..(k + 1) * c]);
-        let modulated: Vec<f64> = (0..c * p)
-            .map(|i| (1.0 + gamma[i / p]) * tile[i] + beta[i / p])
-            .collect();
-        grid.unpack(&refine(w, grid.tile, &modulated), id, &mut unfused);
+    for (&id, tile) in ids.iter().zip(&refined) {
+        grid.unpack(tile, id, &mut unfused);
     }
     // FusionGate over the whole map.
     let gate = w.gate();
