@@ -14,7 +14,7 @@ pub struct TileGrid {
 
 impl TileGrid {
     pub fn new(height: usize, width: usize, tile: usize) -> Self {
-        debug_assert!(tile > 0 && height % tile == 0 && width % tile == 0);
+        debug_assert!(tile > 0 && height.is_multiple_of(tile) && width.is_multiple_of(tile));
         Self {
             height,
             width,

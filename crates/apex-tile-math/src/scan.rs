@@ -64,9 +64,17 @@ impl<R: Real> Direction<R> {
         Self {
             one_minus_a: a.iter().map(|&a| R::from_f64(1.0 - a)).collect(),
             a: cast(&a),
-            input_gain: raw.input_gain_raw.iter().map(|&r| R::from_f64(gain(r))).collect(),
+            input_gain: raw
+                .input_gain_raw
+                .iter()
+                .map(|&r| R::from_f64(gain(r)))
+                .collect(),
             state_bias: cast(&raw.state_bias),
-            output_gain: raw.output_gain_raw.iter().map(|&r| R::from_f64(gain(r))).collect(),
+            output_gain: raw
+                .output_gain_raw
+                .iter()
+                .map(|&r| R::from_f64(gain(r)))
+                .collect(),
         }
     }
 }

@@ -142,7 +142,9 @@ mod tests {
     #[test]
     fn the_fixed_profile_takes_20_l0_tiles_and_splits_8() {
         // §1.1.3: 64 L0 tiles, delta cost 0.8, b1 = 16, b2 = 8, kmax 32 / 64, overheads 1.
-        let u: Vec<f64> = (0..64).map(|i| ((i * 37) % 64) as f64 * 0.1 - 3.0).collect();
+        let u: Vec<f64> = (0..64)
+            .map(|i| ((i * 37) % 64) as f64 * 0.1 - 3.0)
+            .collect();
         let s: Vec<f64> = (0..64).map(|i| ((i * 11) % 64) as f64).collect();
         let cfg = TwoStageConfig {
             budget_b1: 16.0,

@@ -36,7 +36,8 @@ fn write_npy(path: &Path, descr: &str, shape: &[usize], bytes: &[u8]) -> std::io
         1 => format!("({},)", dims[0]),
         _ => format!("({})", dims.join(", ")),
     };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_str}, }}");
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_str}, }}");
     let total = 10 + header.len() + 1;
     header.push_str(&" ".repeat((64 - total % 64) % 64));
     header.push('\n');
@@ -74,7 +75,11 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let int = || value.parse::<i64>().map_err(|e| format!("{flag} {value}: {e}"));
+        let int = || {
+            value
+                .parse::<i64>()
+                .map_err(|e| format!("{flag} {value}: {e}"))
+        };
         match flag.as_str() {
             "--out" => a.out = PathBuf::from(&value),
             "--seed" => a.seed = int()? as u64,
@@ -118,7 +123,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The host's check: fresh inputs, poisoned outputs, one call, verify against f64.
     let tol = problem::tolerance();
-    case.prepare_check(args.seed).map_err(|e| e.message.to_string())?;
+    case.prepare_check(args.seed)
+        .map_err(|e| e.message.to_string())?;
     case.run().map_err(|e| e.message.to_string())?;
     let acc = case.verify(&tol).map_err(|e| e.message.to_string())?;
     let ok = acc.within(&tol) && acc.non_finite == 0;
@@ -159,17 +165,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let g0 = p.grid_l0().tiles();
     let inputs = case.inputs();
     npy_f32(&out.join("inputs/dense.npy"), &[b, c, h, w], &inputs.dense)?;
-    npy_f32(&out.join("inputs/utilities.npy"), &[b, g0], &inputs.utilities)?;
-    npy_f32(&out.join("inputs/split_utilities.npy"), &[b, g0], &inputs.split_utilities)?;
-    npy_f32(&out.join("inputs/boundary.npy"), &[b, 1, h, w], &inputs.boundary)?;
-    npy_f32(&out.join("inputs/uncertainty.npy"), &[b, 1, h, w], &inputs.uncertainty)?;
+    npy_f32(
+        &out.join("inputs/utilities.npy"),
+        &[b, g0],
+        &inputs.utilities,
+    )?;
+    npy_f32(
+        &out.join("inputs/split_utilities.npy"),
+        &[b, g0],
+        &inputs.split_utilities,
+    )?;
+    npy_f32(
+        &out.join("inputs/boundary.npy"),
+        &[b, 1, h, w],
+        &inputs.boundary,
+    )?;
+    npy_f32(
+        &out.join("inputs/uncertainty.npy"),
+        &[b, 1, h, w],
+        &inputs.uncertainty,
+    )?;
     let (heavy, detail, alpha) = case.outputs();
-    npy_f32(&out.join("outputs/heavy_features.npy"), &[b, c, h, w], heavy)?;
+    npy_f32(
+        &out.join("outputs/heavy_features.npy"),
+        &[b, c, h, w],
+        heavy,
+    )?;
     npy_f32(&out.join("outputs/detail_map.npy"), &[b, c, h, w], detail)?;
     npy_f32(&out.join("outputs/alpha.npy"), &[b, 1, h, w], alpha)?;
-    npy_f64(&out.join("reference/heavy_features.npy"), &[b, c, h, w], &reference.heavy)?;
-    npy_f64(&out.join("reference/detail_map.npy"), &[b, c, h, w], &reference.detail)?;
-    npy_f64(&out.join("reference/alpha.npy"), &[b, 1, h, w], &reference.alpha)?;
+    npy_f64(
+        &out.join("reference/heavy_features.npy"),
+        &[b, c, h, w],
+        &reference.heavy,
+    )?;
+    npy_f64(
+        &out.join("reference/detail_map.npy"),
+        &[b, c, h, w],
+        &reference.detail,
+    )?;
+    npy_f64(
+        &out.join("reference/alpha.npy"),
+        &[b, 1, h, w],
+        &reference.alpha,
+    )?;
 
     let selections: Vec<_> = case
         .selections()
@@ -208,7 +246,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "reference_f64_p50": percentile(&ref_ms, 0.5),
         },
     });
-    fs::write(out.join("manifest.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;
+    fs::write(
+        out.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)? + "\n",
+    )?;
     println!(
         "ff_model.infer B={b} C={c} {h}x{w} tiles {}/{}: fp32 vs f64 max_abs_err {:.3e} rmse {:.3e} ({}); \
          fast CPU p50 {:.2} ms p95 {:.2} ms ({} threads), f64 reference {:.1} ms; wrote {}",
@@ -216,7 +257,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         p.tile_l1,
         acc.max_abs_error,
         acc.rmse,
-        if ok { "within tolerance" } else { "OUT OF TOLERANCE" },
+        if ok {
+            "within tolerance"
+        } else {
+            "OUT OF TOLERANCE"
+        },
         percentile(&fast_ms, 0.5),
         percentile(&fast_ms, 0.95),
         rayon::current_num_threads(),

@@ -150,7 +150,11 @@ impl Instance for FfCase {
                 "the fast path selected other tiles than the reference (a plugin bug)",
             ));
         }
-        Ok(compare_outputs(&self.output_f64(), &want.concat(), tolerance))
+        Ok(compare_outputs(
+            &self.output_f64(),
+            &want.concat(),
+            tolerance,
+        ))
     }
 
     fn figures(&self) -> Vec<Figure> {
@@ -175,7 +179,11 @@ mod tests {
     use abi_stable::std_types::ROption;
     use apex_plugin_api::{KernelRegistration, ParamValue, Params};
 
-    fn request(overrides: &[(&str, ParamValue)], backend: Backend, precision: Precision) -> SetupRequest {
+    fn request(
+        overrides: &[(&str, ParamValue)],
+        backend: Backend,
+        precision: Precision,
+    ) -> SetupRequest {
         let mut params = Params::default();
         for spec in problem::descriptor().params.iter() {
             let v = overrides
@@ -202,11 +210,17 @@ mod tests {
             case.prepare_check(seed).unwrap();
             case.run().unwrap();
             let acc = case.verify(&tol).unwrap();
-            assert!(acc.within(&tol) && acc.non_finite == 0, "{overrides:?} seed {seed}: {acc:?}");
+            assert!(
+                acc.within(&tol) && acc.non_finite == 0,
+                "{overrides:?} seed {seed}: {acc:?}"
+            );
         }
         case.prepare_check(33).unwrap();
         let acc = case.verify(&tol).unwrap();
-        assert!(acc.non_finite > 0 && !acc.within(&tol), "poison not caught: {acc:?}");
+        assert!(
+            acc.non_finite > 0 && !acc.within(&tol),
+            "poison not caught: {acc:?}"
+        );
         case
     }
 
@@ -248,7 +262,11 @@ mod tests {
 
     #[test]
     fn tile_sizes_32_16_a_256_map_and_a_batch_verify() {
-        assert_checks(&[int("channels", 8), int("tile_size_l0", 32), int("tile_size_l1", 16)]);
+        assert_checks(&[
+            int("channels", 8),
+            int("tile_size_l0", 32),
+            int("tile_size_l1", 16),
+        ]);
         assert_checks(&[int("channels", 8), int("height", 256), int("width", 256)]);
         // Two frames, a non-square map, odd channels, a tile size off the SIMD widths.
         let case = assert_checks(&[
@@ -259,7 +277,11 @@ mod tests {
             int("tile_size_l0", 6),
             int("tile_size_l1", 3),
         ]);
-        assert_eq!(case.selections().len(), 0, "prepare_check clears the last call");
+        assert_eq!(
+            case.selections().len(),
+            0,
+            "prepare_check clears the last call"
+        );
     }
 
     #[test]
@@ -268,7 +290,11 @@ mod tests {
         case.prepare_check(7).unwrap();
         case.run().unwrap();
         let (heavy, detail, _) = case.outputs();
-        assert_eq!(heavy, &case.inputs().dense[..], "no tile: heavy is the dense map");
+        assert_eq!(
+            heavy,
+            &case.inputs().dense[..],
+            "no tile: heavy is the dense map"
+        );
         assert!(detail.iter().all(|&d| d == 0.0));
     }
 

@@ -24,12 +24,14 @@ const CHUNK: usize = 1 << 15;
 
 fn normal(len: usize, seed: u64, stream: u64) -> Vec<f32> {
     let mut out = vec![0.0f32; len];
-    out.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
-        let mut rng = Rng::new(seed, stream.wrapping_add((i as u64) << 20));
-        for v in chunk {
-            *v = rng.normal() as f32;
-        }
-    });
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(i, chunk)| {
+            let mut rng = Rng::new(seed, stream.wrapping_add((i as u64) << 20));
+            for v in chunk {
+                *v = rng.normal() as f32;
+            }
+        });
     out
 }
 

@@ -118,7 +118,7 @@ fn non_negative_finite(name: &str, v: f64) -> Result<f64, PluginError> {
 }
 
 fn multiple_of(name: &str, v: usize, tile: usize) -> Result<(), PluginError> {
-    if v == 0 || v % tile != 0 {
+    if v == 0 || !v.is_multiple_of(tile) {
         let lower = (v / tile).max(1) * tile;
         return Err(PluginError::invalid(format!(
             "{name} = {v} is not a positive multiple of tile_size_l0 = {tile} (hint: use {name} = {lower} \
@@ -228,7 +228,8 @@ impl FfProblem {
         let delta = COST_HEAVY - COST_CHEAP;
         let mut n = 0usize;
         let mut spent = 0.0f64;
-        while n < self.kmax_l0.min(self.grid_l0().tiles()) && spent + delta <= self.budget_b1 + SLACK
+        while n < self.kmax_l0.min(self.grid_l0().tiles())
+            && spent + delta <= self.budget_b1 + SLACK
         {
             spent += delta;
             n += 1;
@@ -321,7 +322,10 @@ mod tests {
     fn the_defaults_are_the_apex_x_profile_and_select_20_and_32() {
         let p = FfProblem::plan(&params(&[]), Backend::Cpu).unwrap();
         assert_eq!((p.batch, p.channels, p.height, p.width), (1, 128, 128, 128));
-        assert_eq!((p.tile_l0, p.tile_l1, p.kmax_l0, p.kmax_l1), (16, 8, 32, 64));
+        assert_eq!(
+            (p.tile_l0, p.tile_l1, p.kmax_l0, p.kmax_l1),
+            (16, 8, 32, 64)
+        );
         assert_eq!((p.selected_l0(), p.selected_l1()), (20, 32));
     }
 
@@ -338,10 +342,19 @@ mod tests {
     #[test]
     fn shapes_that_do_not_tile_are_refused_with_the_parameter_named() {
         let e = plan_err(&[("height", ParamValue::Int(100))]);
-        assert!(e.contains("height = 100") && e.contains("tile_size_l0 = 16") && e.contains("hint"), "{e}");
+        assert!(
+            e.contains("height = 100") && e.contains("tile_size_l0 = 16") && e.contains("hint"),
+            "{e}"
+        );
         let e = plan_err(&[("width", ParamValue::Int(40))]);
-        assert!(e.contains("width = 40") && e.contains("use width = 32 or 48"), "{e}");
-        let e = plan_err(&[("tile_size_l0", ParamValue::Int(16)), ("tile_size_l1", ParamValue::Int(4))]);
+        assert!(
+            e.contains("width = 40") && e.contains("use width = 32 or 48"),
+            "{e}"
+        );
+        let e = plan_err(&[
+            ("tile_size_l0", ParamValue::Int(16)),
+            ("tile_size_l1", ParamValue::Int(4)),
+        ]);
         assert!(e.contains("not twice tile_size_l1 = 4"), "{e}");
         let e = plan_err(&[("budget_b1", ParamValue::Float(f64::NAN))]);
         assert!(e.contains("budget_b1"), "{e}");

@@ -7,12 +7,12 @@
 //! share.
 
 use apex_plugin_api::PluginError;
-use rayon::prelude::*;
 use apex_tile_math::{
     gate::sigmoid,
     grid::TileGrid,
     scan::{Bidirectional, TOKEN_CLAMP, clean_token},
 };
+use rayon::prelude::*;
 
 use crate::{
     inputs::FfInputs,
@@ -60,7 +60,12 @@ fn film(w: &PathWeights, token: &[f64]) -> (Vec<f64>, Vec<f64>) {
             .enumerate()
             .map(|(o, &bo)| {
                 let row = &wm[o * x.len()..(o + 1) * x.len()];
-                f64::from(bo) + row.iter().zip(x).map(|(&wv, &xv)| f64::from(wv) * xv).sum::<f64>()
+                f64::from(bo)
+                    + row
+                        .iter()
+                        .zip(x)
+                        .map(|(&wv, &xv)| f64::from(wv) * xv)
+                        .sum::<f64>()
             })
             .collect()
     };
@@ -87,7 +92,8 @@ fn refine(w: &PathWeights, t: usize, m: &[f64]) -> Vec<f64> {
                         if y < 1 || x < 1 || y > t || x > t {
                             continue;
                         }
-                        acc += f64::from(w.dw_w[ch * 9 + di * 3 + dj]) * m[ch * p + (y - 1) * t + (x - 1)];
+                        acc += f64::from(w.dw_w[ch * 9 + di * 3 + dj])
+                            * m[ch * p + (y - 1) * t + (x - 1)];
                     }
                 }
                 dw[ch * p + i * t + j] = acc;
@@ -146,7 +152,10 @@ fn heavy_path(
         .collect();
     let tokens: Vec<f64> = packed
         .iter()
-        .flat_map(|tile| tile.chunks_exact(p).map(|px| px.iter().sum::<f64>() / p as f64))
+        .flat_map(|tile| {
+            tile.chunks_exact(p)
+                .map(|px| px.iter().sum::<f64>() / p as f64)
+        })
         .collect();
     // Bidirectional scan over the K tiles.
     let scan = Bidirectional::<f64>::from_raw(&w.scan);
@@ -185,7 +194,11 @@ fn heavy_path(
 }
 
 /// The frame (every batch entry) in f64.
-pub fn reference(problem: &FfProblem, weights: &FfWeights, inputs: &FfInputs) -> Result<Outputs, PluginError> {
+pub fn reference(
+    problem: &FfProblem,
+    weights: &FfWeights,
+    inputs: &FfInputs,
+) -> Result<Outputs, PluginError> {
     let (cn, hw) = (problem.channels, problem.height * problem.width);
     let mut out = Outputs {
         heavy: Vec::with_capacity(problem.map_len()),
@@ -198,9 +211,24 @@ pub fn reference(problem: &FfProblem, weights: &FfWeights, inputs: &FfInputs) ->
         let dense = f(&inputs.dense[b * cn * hw..(b + 1) * cn * hw]);
         let boundary = f(&inputs.boundary[b * hw..(b + 1) * hw]);
         let uncertainty = f(&inputs.uncertainty[b * hw..(b + 1) * hw]);
-        let (heavy_l0, _) = heavy_path(&weights.l0, &problem.grid_l0(), &dense, &sel.l0, &boundary, &uncertainty);
-        let (heavy, alpha) = heavy_path(&weights.l1, &problem.grid_l1(), &heavy_l0, &sel.l1, &boundary, &uncertainty);
-        out.detail.extend(heavy.iter().zip(&heavy_l0).map(|(h, l)| h - l));
+        let (heavy_l0, _) = heavy_path(
+            &weights.l0,
+            &problem.grid_l0(),
+            &dense,
+            &sel.l0,
+            &boundary,
+            &uncertainty,
+        );
+        let (heavy, alpha) = heavy_path(
+            &weights.l1,
+            &problem.grid_l1(),
+            &heavy_l0,
+            &sel.l1,
+            &boundary,
+            &uncertainty,
+        );
+        out.detail
+            .extend(heavy.iter().zip(&heavy_l0).map(|(h, l)| h - l));
         out.heavy.extend(heavy);
         out.alpha.extend(alpha);
         out.selections.push(sel);
@@ -236,7 +264,10 @@ mod tests {
         let out = refine(&w, 2, &m);
         for i in 0..4 {
             let (a, b) = (dw[i] * s, -dw[i] * s);
-            assert!((out[i] - (a * b.max(0.0) + m[i])).abs() < 1e-12, "{i}: {out:?}");
+            assert!(
+                (out[i] - (a * b.max(0.0) + m[i])).abs() < 1e-12,
+                "{i}: {out:?}"
+            );
         }
     }
 

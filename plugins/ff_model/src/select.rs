@@ -26,11 +26,18 @@ pub struct FrameSelection {
 
 /// The selection of batch entry `b`. Non-finite utilities are refused, as the original's
 /// validation does.
-pub fn select(problem: &FfProblem, inputs: &FfInputs, b: usize) -> Result<FrameSelection, PluginError> {
+pub fn select(
+    problem: &FfProblem,
+    inputs: &FfInputs,
+    b: usize,
+) -> Result<FrameSelection, PluginError> {
     let grid = problem.grid_l0();
     let g = grid.tiles();
     let row = |v: &[f32], name: &str| -> Result<Vec<f64>, PluginError> {
-        let r: Vec<f64> = v[b * g..(b + 1) * g].iter().map(|&x| f64::from(x)).collect();
+        let r: Vec<f64> = v[b * g..(b + 1) * g]
+            .iter()
+            .map(|&x| f64::from(x))
+            .collect();
         if let Some(i) = r.iter().position(|x| !x.is_finite()) {
             return Err(PluginError::invalid(format!(
                 "{name}[{b}, {i}] = {} is not finite (hint: utilities must be finite numbers)",

@@ -110,15 +110,51 @@ impl PathWeights {
             ("film.fc1.bias", vec![c], self.fc1_b.clone()),
             ("film.fc2.weight", vec![2 * c, c], self.fc2_w.clone()),
             ("film.fc2.bias", vec![2 * c], self.fc2_b.clone()),
-            ("scan.forward.decay_logit", vec![c], narrow(&s.forward.decay_logit)),
-            ("scan.forward.input_gain_raw", vec![c], narrow(&s.forward.input_gain_raw)),
-            ("scan.forward.output_gain_raw", vec![c], narrow(&s.forward.output_gain_raw)),
-            ("scan.forward.state_bias", vec![c], narrow(&s.forward.state_bias)),
-            ("scan.backward.decay_logit", vec![c], narrow(&s.backward.decay_logit)),
-            ("scan.backward.input_gain_raw", vec![c], narrow(&s.backward.input_gain_raw)),
-            ("scan.backward.output_gain_raw", vec![c], narrow(&s.backward.output_gain_raw)),
-            ("scan.backward.state_bias", vec![c], narrow(&s.backward.state_bias)),
-            ("scan.merge_gate_logit", vec![c], narrow(&s.merge_gate_logit)),
+            (
+                "scan.forward.decay_logit",
+                vec![c],
+                narrow(&s.forward.decay_logit),
+            ),
+            (
+                "scan.forward.input_gain_raw",
+                vec![c],
+                narrow(&s.forward.input_gain_raw),
+            ),
+            (
+                "scan.forward.output_gain_raw",
+                vec![c],
+                narrow(&s.forward.output_gain_raw),
+            ),
+            (
+                "scan.forward.state_bias",
+                vec![c],
+                narrow(&s.forward.state_bias),
+            ),
+            (
+                "scan.backward.decay_logit",
+                vec![c],
+                narrow(&s.backward.decay_logit),
+            ),
+            (
+                "scan.backward.input_gain_raw",
+                vec![c],
+                narrow(&s.backward.input_gain_raw),
+            ),
+            (
+                "scan.backward.output_gain_raw",
+                vec![c],
+                narrow(&s.backward.output_gain_raw),
+            ),
+            (
+                "scan.backward.state_bias",
+                vec![c],
+                narrow(&s.backward.state_bias),
+            ),
+            (
+                "scan.merge_gate_logit",
+                vec![c],
+                narrow(&s.merge_gate_logit),
+            ),
             ("refine.dw.weight", vec![c, 1, 3, 3], self.dw_w.clone()),
             ("refine.dw.bias", vec![c], self.dw_b.clone()),
             ("refine.pw.weight", vec![2 * c, c, 1, 1], self.pw_w.clone()),
@@ -126,7 +162,11 @@ impl PathWeights {
             ("refine.norm.weight", vec![2 * c], self.gn_w.clone()),
             ("refine.norm.bias", vec![2 * c], self.gn_b.clone()),
             ("gate.boundary_log_weight", vec![], vec![self.gate_raw[0]]),
-            ("gate.uncertainty_log_weight", vec![], vec![self.gate_raw[1]]),
+            (
+                "gate.uncertainty_log_weight",
+                vec![],
+                vec![self.gate_raw[1]],
+            ),
             ("gate.bias", vec![], vec![self.gate_raw[2]]),
         ]
     }

@@ -38,8 +38,16 @@ const fn cpu(kernel: &'static str, params: &'static [(&'static str, &'static str
 
 /// Every key of the seed's `metrics`, its case and statistic.
 pub const KEYS: [(&str, Selector, &str); 5] = [
-    ("infer_p50_ms", cpu("ff_model.infer", fixed_profile::FF_MODEL_FAST), "p50_ms"),
-    ("infer_p95_ms", cpu("ff_model.infer", fixed_profile::FF_MODEL_FAST), "p95_ms"),
+    (
+        "infer_p50_ms",
+        cpu("ff_model.infer", fixed_profile::FF_MODEL_FAST),
+        "p50_ms",
+    ),
+    (
+        "infer_p95_ms",
+        cpu("ff_model.infer", fixed_profile::FF_MODEL_FAST),
+        "p95_ms",
+    ),
     (
         "tile_pack_p50_ms",
         cpu("tile_ops.tile_pack", fixed_profile::TILE_PACK),

@@ -12,7 +12,8 @@ pub fn gemm_bias(m: usize, k: usize, n: usize, w: &[f32], bias: &[f32], x: &[f32
     assert!(w.len() >= m * k && bias.len() >= m && x.len() >= k * n && y.len() >= m * n);
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             // SAFETY: the CPU has AVX2 and FMA (checked just above).
             unsafe { gemm_avx2_fma(m, k, n, w, bias, x, y) };
             return;
@@ -23,7 +24,15 @@ pub fn gemm_bias(m: usize, k: usize, n: usize, w: &[f32], bias: &[f32], x: &[f32
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn gemm_avx2_fma(m: usize, k: usize, n: usize, w: &[f32], bias: &[f32], x: &[f32], y: &mut [f32]) {
+unsafe fn gemm_avx2_fma(
+    m: usize,
+    k: usize,
+    n: usize,
+    w: &[f32],
+    bias: &[f32],
+    x: &[f32],
+    y: &mut [f32],
+) {
     body::<16, true>(m, k, n, w, bias, x, y);
 }
 
@@ -98,18 +107,33 @@ mod tests {
 
     #[test]
     fn matches_the_naive_product_on_block_and_edge_shapes() {
-        for (m, k, n) in [(8, 5, 32), (6, 3, 17), (3, 7, 5), (256, 128, 64), (4, 1, 16)] {
-            let w: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.1).collect();
-            let x: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.2).collect();
+        for (m, k, n) in [
+            (8, 5, 32),
+            (6, 3, 17),
+            (3, 7, 5),
+            (256, 128, 64),
+            (4, 1, 16),
+        ] {
+            let w: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 7 % 13) as f32 - 6.0) * 0.1)
+                .collect();
+            let x: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.2)
+                .collect();
             let bias: Vec<f32> = (0..m).map(|i| i as f32 * 0.01).collect();
             let mut y = vec![f32::NAN; m * n];
             gemm_bias(m, k, n, &w, &bias, &x, &mut y);
             for r in 0..m {
                 for c in 0..n {
                     let want: f64 = f64::from(bias[r])
-                        + (0..k).map(|kk| f64::from(w[r * k + kk]) * f64::from(x[kk * n + c])).sum::<f64>();
+                        + (0..k)
+                            .map(|kk| f64::from(w[r * k + kk]) * f64::from(x[kk * n + c]))
+                            .sum::<f64>();
                     let got = f64::from(y[r * n + c]);
-                    assert!((got - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} [{r},{c}]: {got} vs {want}");
+                    assert!(
+                        (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                        "{m}x{k}x{n} [{r},{c}]: {got} vs {want}"
+                    );
                 }
             }
             let mut z = vec![f32::NAN; m * n];

@@ -71,7 +71,11 @@ pub fn heavy_path(
     let width = grid.width;
     alpha
         .par_chunks_mut(width)
-        .zip(boundary.par_chunks(width).zip(uncertainty.par_chunks(width)))
+        .zip(
+            boundary
+                .par_chunks(width)
+                .zip(uncertainty.par_chunks(width)),
+        )
         .for_each(|(a, (b, u))| {
             for ((a, &b), &u) in a.iter_mut().zip(b).zip(u) {
                 *a = gate.alpha(b, u);
@@ -90,7 +94,11 @@ pub fn heavy_path(
                 let tile = &packed[(kk * c + ch) * p..(kk * c + ch + 1) * p];
                 for (i, trow) in tile.chunks_exact(t).enumerate() {
                     let at = (y0 + i) * width + x0;
-                    let (o, bs, al) = (&mut plane[at..at + t], &bplane[at..at + t], &alpha[at..at + t]);
+                    let (o, bs, al) = (
+                        &mut plane[at..at + t],
+                        &bplane[at..at + t],
+                        &alpha[at..at + t],
+                    );
                     for j in 0..t {
                         o[j] = bs[j] + al[j] * (trow[j] - bs[j]);
                     }

@@ -57,11 +57,15 @@ fn film(w: &PathWeights, token: &[f32], s: &mut TileScratch) {
         *x = clean_token(t, TOKEN_CLAMP as f32);
     }
     let mean = x.iter().map(|&v| f64::from(v)).sum::<f64>() / c as f64;
-    let var = x.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / c as f64;
+    let var = x
+        .iter()
+        .map(|&v| (f64::from(v) - mean).powi(2))
+        .sum::<f64>()
+        / c as f64;
     let inv = (1.0 / (var + NORM_EPS).sqrt()) as f32;
     let mean = mean as f32;
-    for i in 0..c {
-        x[i] = (x[i] - mean) * inv * w.ln_w[i] + w.ln_b[i];
+    for ((x, &g), &b) in x.iter_mut().zip(&w.ln_w).zip(&w.ln_b) {
+        *x = (*x - mean) * inv * g + b;
     }
     let (h, z1) = s.hidden.split_at_mut(c);
     linear(&w.fc1_w, &w.fc1_b, h, z1);
@@ -100,7 +104,13 @@ fn depthwise(w: &PathWeights, t: usize, m: &[f32], s: &mut TileScratch) {
 }
 
 /// The tile `[C, t, t]` (packed input in, refined output out) with its mixed token `[C]`.
-pub fn refine_tile(w: &PathWeights, t: usize, token: &[f32], tile: &mut [f32], s: &mut TileScratch) {
+pub fn refine_tile(
+    w: &PathWeights,
+    t: usize,
+    token: &[f32],
+    tile: &mut [f32],
+    s: &mut TileScratch,
+) {
     let c = w.channels;
     let p = t * t;
     film(w, token, s);
@@ -115,7 +125,11 @@ pub fn refine_tile(w: &PathWeights, t: usize, token: &[f32], tile: &mut [f32], s
     // GroupNorm(1): mean and variance of all 2C*P values, two passes in f64.
     let n = s.pw.len() as f64;
     let mean = s.pw.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-    let var = s.pw.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / n;
+    let var =
+        s.pw.iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / n;
     let inv = 1.0 / (var + NORM_EPS).sqrt();
     let (a, b) = s.pw.split_at(c * p);
     for ch in 0..c {
@@ -128,7 +142,11 @@ pub fn refine_tile(w: &PathWeights, t: usize, token: &[f32], tile: &mut [f32], s
         );
         let (sa, sb) = (sa as f32, sb as f32);
         let rows = ch * p..(ch + 1) * p;
-        for ((m, &av), &bv) in tile[rows.clone()].iter_mut().zip(&a[rows.clone()]).zip(&b[rows]) {
+        for ((m, &av), &bv) in tile[rows.clone()]
+            .iter_mut()
+            .zip(&a[rows.clone()])
+            .zip(&b[rows])
+        {
             let gate = (bv * sb + hb).max(0.0);
             *m += (av * sa + ha) * gate;
         }

@@ -3,11 +3,11 @@
 //! Proxies are sanitised (`nan -> 0`, `+inf -> 1`, `-inf -> 0`); the inputs contain a few of each.
 
 use crate::cpu_par::{for_each_chunk, for_each_chunk_pair};
-use apex_tile_math::gate::{clean_proxy, softplus};
 use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
+use apex_tile_math::gate::{clean_proxy, softplus};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::{
@@ -201,7 +201,9 @@ impl TileOp for FusionGate {
             .par_iter()
             .zip(uncertainty)
             .map(|(&b, &u)| {
-                let z = self.wb * clean_proxy(b.to_f64()) + self.wu * clean_proxy(u.to_f64()) + self.bias;
+                let z = self.wb * clean_proxy(b.to_f64())
+                    + self.wu * clean_proxy(u.to_f64())
+                    + self.bias;
                 1.0 / (1.0 + (-z).exp())
             })
             .collect();
