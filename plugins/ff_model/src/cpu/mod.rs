@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! gemm.rs    the pointwise 1x1 convolution as a register-blocked GEMM (AVX2+FMA when the CPU has it)
+//! reduce.rs  f64 sums of f32 rows in eight lanes (GroupNorm statistics, token means)
 //! tile.rs    one tile's FiLM, modulation, depthwise 3x3, GEMM, GroupNorm and a*relu(b) + residual
 //! path.rs    one heavy path: pack + token means (parallel over tiles), scan, tiles (parallel),
 //!            alpha, and the fused map (parallel over channel planes)
@@ -12,15 +13,16 @@
 //! FusionGate is evaluated only inside the selected tiles. Outside them the unpacked map equals
 //! the base, so `base + alpha*(unfused - base)` is the base itself (exactly, for a finite base
 //! and alpha; alpha is a sigmoid, the base is the finite input or the previous level's finite
-//! output), and the plane is copied.
+//! output), and the plane is copied; for the same reason `detail_map = heavy - heavy_l0` is 0
+//! outside the L1 tiles, and the L1 pass writes it with the fused map.
 
 pub mod gemm;
 mod path;
+mod reduce;
 mod tile;
 
 use apex_plugin_api::PluginError;
 use apex_tile_math::scan::Bidirectional;
-use rayon::prelude::*;
 
 use crate::{
     inputs::FfInputs,
@@ -95,10 +97,12 @@ pub fn run_cpu(
             &sel.l0,
             (boundary, uncertainty),
             &mut scratch.heavy_l0,
+            None,
             alpha,
             &mut scratch.l0,
         );
         let heavy = &mut out.heavy[b * plane..(b + 1) * plane];
+        let detail = &mut out.detail[b * plane..(b + 1) * plane];
         path::heavy_path(
             &weights.l1,
             &fast.scan_l1,
@@ -107,18 +111,10 @@ pub fn run_cpu(
             &sel.l1,
             (boundary, uncertainty),
             heavy,
+            Some(detail),
             alpha,
             &mut scratch.l1,
         );
-        let detail = &mut out.detail[b * plane..(b + 1) * plane];
-        detail
-            .par_chunks_mut(hw)
-            .zip(heavy.par_chunks(hw).zip(scratch.heavy_l0.par_chunks(hw)))
-            .for_each(|(d, (h, l))| {
-                for ((d, h), l) in d.iter_mut().zip(h).zip(l) {
-                    *d = h - l;
-                }
-            });
         selections.push(sel);
     }
     Ok(selections)

@@ -1,12 +1,16 @@
 //! One heavy path on one frame in fp32: pack and token means (parallel over tiles), the
 //! bidirectional scan (serial over tiles, vectorized over channels), each tile's refine
 //! (parallel over tiles), FusionGate's alpha (parallel over rows), and the fused map (parallel
-//! over channel planes: the base plane copied, then each selected tile's window fused).
+//! over channel planes: the base plane copied, then each selected tile's window fused; on the
+//! L1 path the detail map in the same pass).
 
 use apex_tile_math::{grid::TileGrid, scan::Bidirectional};
 use rayon::prelude::*;
 
-use super::tile::{TileScratch, refine_tile};
+use super::{
+    reduce,
+    tile::{TileScratch, refine_tile},
+};
 use crate::weights::PathWeights;
 
 /// The path's packed tiles and tokens, kept across calls.
@@ -29,7 +33,8 @@ impl PathScratch {
 }
 
 /// `out = base + alpha*(unfused - base)` for the tiles `ids` of `grid` (`base`, `out`:
-/// `[C, H, W]`; `alpha`: `[H, W]`, written here).
+/// `[C, H, W]`; `alpha`: `[H, W]`, written here). With `detail`, also `detail = out - base`
+/// (`[C, H, W]`): 0 outside the tiles, where `out` is the base itself.
 #[allow(clippy::too_many_arguments)]
 pub fn heavy_path(
     w: &PathWeights,
@@ -39,6 +44,7 @@ pub fn heavy_path(
     ids: &[usize],
     (boundary, uncertainty): (&[f32], &[f32]),
     out: &mut [f32],
+    detail: Option<&mut [f32]>,
     alpha: &mut [f32],
     s: &mut PathScratch,
 ) {
@@ -56,7 +62,7 @@ pub fn heavy_path(
         .for_each(|((tile, token), &id)| {
             grid.pack(base, id, tile);
             for (tok, px) in token.iter_mut().zip(tile.chunks_exact(p)) {
-                *tok = (px.iter().map(|&v| f64::from(v)).sum::<f64>() / p as f64) as f32;
+                *tok = (reduce::sum(px) / p as f64) as f32;
             }
         });
     scan.run(&s.tokens, &mut s.mixed, &mut s.state);
@@ -84,25 +90,37 @@ pub fn heavy_path(
     let hw = grid.height * width;
     let alpha = &*alpha;
     let packed = &s.packed;
-    out.par_chunks_mut(hw)
-        .zip(base.par_chunks(hw))
-        .enumerate()
-        .for_each(|(ch, (plane, bplane))| {
-            plane.copy_from_slice(bplane);
-            for (kk, &id) in ids.iter().enumerate() {
-                let (y0, x0) = grid.origin(id);
-                let tile = &packed[(kk * c + ch) * p..(kk * c + ch + 1) * p];
-                for (i, trow) in tile.chunks_exact(t).enumerate() {
-                    let at = (y0 + i) * width + x0;
-                    let (o, bs, al) = (
-                        &mut plane[at..at + t],
-                        &bplane[at..at + t],
-                        &alpha[at..at + t],
-                    );
-                    for j in 0..t {
-                        o[j] = bs[j] + al[j] * (trow[j] - bs[j]);
+    let fuse = |ch: usize, plane: &mut [f32], bplane: &[f32], mut dplane: Option<&mut [f32]>| {
+        plane.copy_from_slice(bplane);
+        if let Some(d) = dplane.as_deref_mut() {
+            d.fill(0.0);
+        }
+        for (kk, &id) in ids.iter().enumerate() {
+            let (y0, x0) = grid.origin(id);
+            let tile = &packed[(kk * c + ch) * p..(kk * c + ch + 1) * p];
+            for (i, trow) in tile.chunks_exact(t).enumerate() {
+                let at = (y0 + i) * width + x0;
+                let (o, bs, al) = (
+                    &mut plane[at..at + t],
+                    &bplane[at..at + t],
+                    &alpha[at..at + t],
+                );
+                for j in 0..t {
+                    o[j] = bs[j] + al[j] * (trow[j] - bs[j]);
+                }
+                if let Some(d) = dplane.as_deref_mut() {
+                    for ((d, &o), &b) in d[at..at + t].iter_mut().zip(&*o).zip(bs) {
+                        *d = o - b;
                     }
                 }
             }
-        });
+        }
+    };
+    let planes = out.par_chunks_mut(hw).zip(base.par_chunks(hw)).enumerate();
+    match detail {
+        Some(detail) => planes
+            .zip(detail.par_chunks_mut(hw))
+            .for_each(|((ch, (plane, bplane)), d)| fuse(ch, plane, bplane, Some(d))),
+        None => planes.for_each(|(ch, (plane, bplane))| fuse(ch, plane, bplane, None)),
+    }
 }

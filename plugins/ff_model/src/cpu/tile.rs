@@ -7,7 +7,7 @@ use apex_tile_math::{
     scan::{TOKEN_CLAMP, clean_token},
 };
 
-use super::gemm::gemm_bias;
+use super::{gemm::gemm_bias, reduce};
 use crate::{problem::NORM_EPS, weights::PathWeights};
 
 /// Per-worker buffers for one tile.
@@ -79,6 +79,7 @@ fn film(w: &PathWeights, token: &[f32], s: &mut TileScratch) {
 }
 
 /// The depthwise 3x3 (zero padding at the tile's edges, with bias) of `m` into `s.dw`.
+#[inline(always)]
 fn depthwise(w: &PathWeights, t: usize, m: &[f32], s: &mut TileScratch) {
     let (p, tp) = (t * t, t + 2);
     for ch in 0..w.channels {
@@ -103,7 +104,9 @@ fn depthwise(w: &PathWeights, t: usize, m: &[f32], s: &mut TileScratch) {
     }
 }
 
-/// The tile `[C, t, t]` (packed input in, refined output out) with its mixed token `[C]`.
+/// The tile `[C, t, t]` (packed input in, refined output out) with its mixed token `[C]`. With
+/// AVX2 and FMA (detected at run time) the whole tile is compiled for them (8-wide rows); else
+/// for the x86-64 baseline.
 pub fn refine_tile(
     w: &PathWeights,
     t: usize,
@@ -111,6 +114,32 @@ pub fn refine_tile(
     tile: &mut [f32],
     s: &mut TileScratch,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA (checked just above).
+            unsafe { refine_tile_avx2_fma(w, t, token, tile, s) };
+            return;
+        }
+    }
+    refine_body(w, t, token, tile, s);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn refine_tile_avx2_fma(
+    w: &PathWeights,
+    t: usize,
+    token: &[f32],
+    tile: &mut [f32],
+    s: &mut TileScratch,
+) {
+    refine_body(w, t, token, tile, s);
+}
+
+#[inline(always)]
+fn refine_body(w: &PathWeights, t: usize, token: &[f32], tile: &mut [f32], s: &mut TileScratch) {
     let c = w.channels;
     let p = t * t;
     film(w, token, s);
@@ -124,12 +153,8 @@ pub fn refine_tile(
     gemm_bias(2 * c, c, p, &w.pw_w, &w.pw_b, &s.dw, &mut s.pw);
     // GroupNorm(1): mean and variance of all 2C*P values, two passes in f64.
     let n = s.pw.len() as f64;
-    let mean = s.pw.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-    let var =
-        s.pw.iter()
-            .map(|&v| (f64::from(v) - mean).powi(2))
-            .sum::<f64>()
-            / n;
+    let mean = reduce::sum(&s.pw) / n;
+    let var = reduce::squared_deviations(&s.pw, mean) / n;
     let inv = 1.0 / (var + NORM_EPS).sqrt();
     let (a, b) = s.pw.split_at(c * p);
     for ch in 0..c {
