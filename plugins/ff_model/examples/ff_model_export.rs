@@ -24,7 +24,7 @@ use std::{
 };
 
 use abi_stable::std_types::ROption;
-use apex_plugin_api::{Backend, Instance, ParamValue, Params, Precision, SetupRequest};
+use apex_plugin_api::{Backend, Instance, ParamValue, Precision, SetupRequest};
 use apex_plugin_ff_model::{FfCase, problem};
 use serde_json::json;
 
@@ -102,15 +102,12 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args().map_err(|e| format!("{e} (flags: --out --channels --height --width --batch --tile-l0 --tile-l1 --seed --iters)"))?;
-    let mut params = Params::default();
-    for spec in problem::descriptor().params.iter() {
-        let v = args
-            .ints
-            .iter()
-            .find(|(n, _)| *n == spec.name.as_str())
-            .map_or_else(|| spec.default.clone(), |&(_, v)| ParamValue::Int(v));
-        params.push(spec.name.as_str(), v);
-    }
+    let overrides: Vec<(&str, ParamValue)> = args
+        .ints
+        .iter()
+        .map(|&(n, v)| (n, ParamValue::Int(v)))
+        .collect();
+    let params = problem::params(&overrides);
     let request = SetupRequest {
         params,
         backend: Backend::Cpu,

@@ -177,21 +177,14 @@ apex_plugin_api::register_kernel!(|| Box::new(FfKernel));
 mod tests {
     use super::*;
     use abi_stable::std_types::ROption;
-    use apex_plugin_api::{KernelRegistration, ParamValue, Params};
+    use apex_plugin_api::{KernelRegistration, ParamValue};
 
     fn request(
         overrides: &[(&str, ParamValue)],
         backend: Backend,
         precision: Precision,
     ) -> SetupRequest {
-        let mut params = Params::default();
-        for spec in problem::descriptor().params.iter() {
-            let v = overrides
-                .iter()
-                .find(|(n, _)| *n == spec.name.as_str())
-                .map_or_else(|| spec.default.clone(), |(_, v)| v.clone());
-            params.push(spec.name.as_str(), v);
-        }
+        let params = problem::params(overrides);
         SetupRequest {
             params,
             backend,

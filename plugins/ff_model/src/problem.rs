@@ -3,7 +3,8 @@
 //! (`spec/apex-x-kernels.md` §2.1), the selection counts the budgets imply, and the cost model.
 
 use apex_plugin_api::{
-    Backend, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work, WorkUnit,
+    Backend, KernelDescriptor, ParamSpec, ParamValue, Params, PluginError, Precision, Tolerance,
+    Work, WorkUnit,
 };
 use apex_tile_math::{grid::TileGrid, selection::SLACK, selection::TwoStageConfig};
 
@@ -97,6 +98,19 @@ pub fn descriptor() -> KernelDescriptor {
         "fast (fused passes) or eager (one kernel per op; CUDA only, not built yet)",
     ))
     .tolerance(Precision::Fp32, tolerance())
+}
+
+/// The declared defaults with `overrides` replacing them (tests, the export example).
+pub fn params(overrides: &[(&str, ParamValue)]) -> Params {
+    let mut p = Params::default();
+    for spec in descriptor().params.iter() {
+        let v = overrides
+            .iter()
+            .find(|(n, _)| *n == spec.name.as_str())
+            .map_or_else(|| spec.default.clone(), |(_, v)| v.clone());
+        p.push(spec.name.as_str(), v);
+    }
+    p
 }
 
 /// fp32 against the f64 reference: the usual fp32 bounds, no mismatching element allowed.
@@ -297,19 +311,6 @@ impl FfProblem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apex_plugin_api::ParamValue;
-
-    fn params(overrides: &[(&str, ParamValue)]) -> Params {
-        let mut p = Params::default();
-        for spec in descriptor().params.iter() {
-            let v = overrides
-                .iter()
-                .find(|(n, _)| *n == spec.name.as_str())
-                .map_or_else(|| spec.default.clone(), |(_, v)| v.clone());
-            p.push(spec.name.as_str(), v);
-        }
-        p
-    }
 
     fn plan_err(overrides: &[(&str, ParamValue)]) -> String {
         FfProblem::plan(&params(overrides), Backend::Cpu)
