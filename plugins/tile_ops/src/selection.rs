@@ -8,48 +8,10 @@ use apex_plugin_api::PluginError;
 
 use crate::TileShape;
 
-/// SplitMix64: tiny, seedable, and identical on every platform. It is counter-based (the `i`-th
-/// draw is a function of the state and `i`), so a long run of draws can be filled in parallel
-/// ([`uniform`]) with exactly the values, and the state after, of drawing them one by one.
-pub struct Rng(u64);
-
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn unit_of(bits: u64) -> f64 {
-    (bits >> 11) as f64 / (1u64 << 53) as f64
-}
-
-impl Rng {
-    pub fn new(seed: u64, stream: u64) -> Self {
-        Self(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03))
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(GAMMA);
-        mix(self.0)
-    }
-    /// The value the `i`-th next call (0-based) of [`Rng::next_u64`] would return.
-    fn peek(&self, i: u64) -> u64 {
-        mix(self.0.wrapping_add(i.wrapping_add(1).wrapping_mul(GAMMA)))
-    }
-    /// Advances past `n` draws.
-    fn skip(&mut self, n: u64) {
-        self.0 = self.0.wrapping_add(n.wrapping_mul(GAMMA));
-    }
-    /// Uniform in `[0, 1)` with 53 random bits.
-    pub fn unit(&mut self) -> f64 {
-        unit_of(self.next_u64())
-    }
-    /// Uniform in `[0, n)`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
-    }
-}
+/// The seeded stream (SplitMix64) every input is drawn from: the shared one of
+/// `apex-tile-math`, so the plugins that share inputs draw the same values from a seed.
+pub use apex_tile_math::rng::Rng;
+use apex_tile_math::rng::unit_of;
 
 /// How the `K` slots of each batch row are filled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,14 +7,8 @@ use crate::{
     problem::{Direction, Merge, ScanProblem, clamp_decay, clamp_nan_low},
 };
 
-/// NaN → 0, then clamp to `[-clamp, clamp]` (so ±inf → ±clamp).
-pub fn clean_token(x: f64, clamp: f64) -> f64 {
-    if x.is_nan() {
-        0.0
-    } else {
-        x.clamp(-clamp, clamp)
-    }
-}
+/// NaN → 0, then clamp to `[-clamp, clamp]` (so ±inf → ±clamp): the shared formula.
+pub use apex_tile_math::scan::clean_token;
 
 /// The merge weights `(w_f, w_b)` of (b, c): `y = w_f*y_f + w_b*y_b`.
 pub fn merge_weights(problem: &ScanProblem, gate: &[f32], b: usize, c: usize) -> (f64, f64) {

@@ -3,37 +3,8 @@
 
 use crate::Element;
 
-/// SplitMix64, one independent stream per (`seed`, `stream`).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64, stream: u64) -> Self {
-        Self(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03))
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)` with 53 random bits.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.unit()
-    }
-
-    /// Uniform in `[0, n)`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
-    }
-}
+/// SplitMix64, one independent stream per (`seed`, `stream`): the shared one of `apex-tile-math`.
+pub use apex_tile_math::rng::Rng;
 
 /// `len` values uniform in `[lo, hi)`, rounded to `T`.
 pub fn uniform<T: Element>(len: usize, lo: f64, hi: f64, rng: &mut Rng) -> Vec<T> {

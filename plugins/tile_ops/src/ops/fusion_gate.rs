@@ -7,6 +7,7 @@ use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     KernelDescriptor, ParamSpec, Params, PluginError, Precision, Work, WorkUnit,
 };
+use apex_tile_math::gate::{clean_proxy, softplus};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::{
@@ -28,23 +29,6 @@ pub struct FusionGate {
     pub wb: f64,
     pub wu: f64,
     pub bias: f64,
-}
-
-fn softplus(x: f64) -> f64 {
-    if x > 30.0 { x } else { x.exp().ln_1p() }
-}
-
-/// `nan -> 0`, `+inf -> 1`, `-inf -> 0`, as the original model does.
-fn clean(v: f64) -> f64 {
-    if v.is_nan() {
-        0.0
-    } else if v == f64::INFINITY {
-        1.0
-    } else if v == f64::NEG_INFINITY {
-        0.0
-    } else {
-        v
-    }
 }
 
 impl TileOp for FusionGate {
@@ -178,7 +162,7 @@ impl TileOp for FusionGate {
                     T::load(&boundary[at..at + n], &mut bd);
                     T::load(&uncertainty[at..at + n], &mut un);
                     for ((a, &b), &u) in a.iter_mut().zip(&bd[..n]).zip(&un[..n]) {
-                        let z = wb * clean_f32(b) + wu * clean_f32(u) + bias;
+                        let z = wb * clean_proxy(b) + wu * clean_proxy(u) + bias;
                         *a = 1.0 / (1.0 + (-z).exp());
                     }
                     T::store(a, o);
@@ -217,7 +201,9 @@ impl TileOp for FusionGate {
             .par_iter()
             .zip(uncertainty)
             .map(|(&b, &u)| {
-                let z = self.wb * clean(b.to_f64()) + self.wu * clean(u.to_f64()) + self.bias;
+                let z = self.wb * clean_proxy(b.to_f64())
+                    + self.wu * clean_proxy(u.to_f64())
+                    + self.bias;
                 1.0 / (1.0 + (-z).exp())
             })
             .collect();
@@ -328,18 +314,6 @@ impl FusionGate {
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         }
-    }
-}
-
-fn clean_f32(v: f32) -> f32 {
-    if v.is_nan() {
-        0.0
-    } else if v == f32::INFINITY {
-        1.0
-    } else if v == f32::NEG_INFINITY {
-        0.0
-    } else {
-        v
     }
 }
 

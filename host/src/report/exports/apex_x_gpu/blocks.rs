@@ -90,12 +90,12 @@ pub(super) const BLOCKS: [Block; 10] = [
     Block {
         path: "end_to_end_infer.torch_eager",
         unit: "frames_per_s",
-        source: cuda("ff_model.infer", &[("path", "eager")]),
+        source: cuda("ff_model.infer", fixed_profile::FF_MODEL_EAGER),
     },
     Block {
         path: "end_to_end_infer.torch_triton_fastpath",
         unit: "frames_per_s",
-        source: cuda("ff_model.infer", &[("path", "fast")]),
+        source: cuda("ff_model.infer", fixed_profile::FF_MODEL_FAST),
     },
 ];
 

@@ -16,8 +16,8 @@
 //! | `tile_ops.tileunpack.dispatch` | `tile_ops.tile_unpack/cuda/fp16`, profile, `ids=sorted, mode=override, offgrid=false` | `tiles_per_s` |
 //! | `tile_ops.fusion_gate.dispatch` | `tile_ops.fusion_gate/cuda/fp16`, `B=1, C=128, 128x128`, default weights | `elements_per_s` |
 //! | `tilessm.triton_dispatch` | `tile_ssm.forward/cuda/fp16`, `B=1, steps=256, C=128`, no clamp inside the range, no initial state | `tokens_per_s` |
-//! | `end_to_end_infer.torch_eager` | `ff_model.infer/cuda/fp16` with `path=eager` | `frames_per_s` |
-//! | `end_to_end_infer.torch_triton_fastpath` | `ff_model.infer/cuda/fp16` with `path=fast` | `frames_per_s` |
+//! | `end_to_end_infer.torch_eager` | `ff_model.infer/cuda/fp16`, FF profile (`B=1, C=128, 128x128, tiles 16/8, b1 16, b2 8, kmax 32/64`), `path=eager` | `frames_per_s` |
+//! | `end_to_end_infer.torch_triton_fastpath` | `ff_model.infer/cuda/fp16`, FF profile, `path=fast` | `frames_per_s` |
 //! | `tile_ops.*.reference`, `tilessm.torch_reference` | none: no torch path in a run | — |
 //! | `end_to_end_infer.tensorrt_engine` | the one `trt_engine.engine/trt` case of shape case `default` that runs a TensorRT engine | `frames_per_s` (the named batch dimension) |
 //! | `tilessm.tensorrt_plugin` | the one `trt_engine.tilessm_plugin/trt` case | `tokens_per_s` |

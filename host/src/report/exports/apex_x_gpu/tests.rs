@@ -93,11 +93,11 @@ fn blocks_are_filled_from_their_cases_and_the_rest_say_why_not() {
     // No ff_model plugin: the end-to-end blocks carry the selector in their reason.
     let eager = &b["end_to_end_infer"]["torch_eager"];
     assert!(eager["p50_ms"].is_null() && eager["selected_l0_per_call"].is_null());
+    let why = eager["reason"].as_str().unwrap();
     assert!(
-        eager["reason"]
-            .as_str()
-            .unwrap()
-            .contains("ff_model.infer/cuda/fp16 with path=eager"),
+        why.contains("ff_model.infer/cuda/fp16 with batch=1,channels=128,height=128,width=128")
+            && why.contains("tile_size_l0=16,tile_size_l1=8")
+            && why.contains("path=eager"),
         "{eager}"
     );
     assert_eq!(b["tilessm"]["tensorrt_plugin"]["status"], "skipped");

@@ -1,0 +1,305 @@
+//! [`FfKernel`] (`ff_model.infer`) and [`FfCase`], its set-up instance: the model's weights from
+//! the setup seed, the inputs from the setup seed or `prepare_check`'s, the fp32 outputs, and the
+//! figures of the last call.
+
+use apex_plugin_api::{
+    Accuracy, Backend, Figure, Instance, Kernel, KernelDescriptor, PluginError, Precision,
+    SetupRequest, Tolerance, Work, compare_outputs,
+};
+
+use crate::{
+    cpu::{CpuOutputs, CpuScratch, FastWeights, run_cpu},
+    inputs::FfInputs,
+    problem::{self, FfProblem},
+    reference::{Outputs, reference},
+    select::FrameSelection,
+    weights::FfWeights,
+};
+
+/// The kernel `ff_model.infer`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FfKernel;
+
+impl Kernel for FfKernel {
+    fn descriptor(&self) -> KernelDescriptor {
+        problem::descriptor()
+    }
+
+    fn setup(&self, request: &SetupRequest) -> Result<Box<dyn Instance>, PluginError> {
+        Ok(Box::new(FfCase::new(request)?))
+    }
+}
+
+/// One set-up CPU fp32 case.
+pub struct FfCase {
+    problem: FfProblem,
+    weights: FfWeights,
+    fast: FastWeights,
+    inputs: FfInputs,
+    heavy: Vec<f32>,
+    detail: Vec<f32>,
+    alpha: Vec<f32>,
+    scratch: CpuScratch,
+    selections: Vec<FrameSelection>,
+}
+
+impl FfCase {
+    pub fn new(request: &SetupRequest) -> Result<Self, PluginError> {
+        match (request.backend, request.precision) {
+            (Backend::Cpu, Precision::Fp32) => {}
+            (Backend::Cpu, other) => {
+                return Err(PluginError::invalid(format!(
+                    "{} has no CPU {other} path (hint: the CPU runs fp32; fp16 and bf16 come with the CUDA variants)",
+                    problem::KERNEL_ID
+                )));
+            }
+            (backend, _) => {
+                return Err(PluginError::invalid(format!(
+                    "{} has no {backend} path yet (hint: use --backends cpu; the CUDA eager and fast paths are not built, see plugins/ff_model/README.md)",
+                    problem::KERNEL_ID
+                )));
+            }
+        }
+        let problem = FfProblem::plan(&request.params, request.backend)?;
+        let weights = FfWeights::generate(problem.channels, request.seed);
+        let inputs = FfInputs::generate(&problem, request.seed);
+        Ok(Self {
+            fast: FastWeights::new(&weights),
+            heavy: vec![f32::NAN; problem.map_len()],
+            detail: vec![f32::NAN; problem.map_len()],
+            alpha: vec![f32::NAN; problem.pixels()],
+            scratch: CpuScratch::new(&problem),
+            selections: Vec::new(),
+            problem,
+            weights,
+            inputs,
+        })
+    }
+
+    pub fn problem(&self) -> &FfProblem {
+        &self.problem
+    }
+
+    pub fn weights(&self) -> &FfWeights {
+        &self.weights
+    }
+
+    pub fn inputs(&self) -> &FfInputs {
+        &self.inputs
+    }
+
+    /// The fp32 outputs of the last call: `heavy_features`, `detail_map`, `alpha`.
+    pub fn outputs(&self) -> (&[f32], &[f32], &[f32]) {
+        (&self.heavy, &self.detail, &self.alpha)
+    }
+
+    /// The selections of the last call, one per batch entry.
+    pub fn selections(&self) -> &[FrameSelection] {
+        &self.selections
+    }
+
+    /// The f64 reference outputs for the current inputs.
+    pub fn reference(&self) -> Result<Outputs, PluginError> {
+        reference(&self.problem, &self.weights, &self.inputs)
+    }
+
+    fn output_f64(&self) -> Vec<f64> {
+        self.heavy
+            .iter()
+            .chain(&self.detail)
+            .chain(&self.alpha)
+            .map(|&v| f64::from(v))
+            .collect()
+    }
+}
+
+impl Instance for FfCase {
+    fn work(&self) -> Work {
+        self.problem.work(self.weights.elements())
+    }
+
+    fn run(&mut self) -> Result<(), PluginError> {
+        self.selections = run_cpu(
+            &self.problem,
+            &self.weights,
+            &self.fast,
+            &self.inputs,
+            CpuOutputs {
+                heavy: &mut self.heavy,
+                detail: &mut self.detail,
+                alpha: &mut self.alpha,
+            },
+            &mut self.scratch,
+        )?;
+        Ok(())
+    }
+
+    fn prepare_check(&mut self, seed: u64) -> Result<(), PluginError> {
+        self.inputs = FfInputs::generate(&self.problem, seed);
+        self.heavy.fill(f32::NAN);
+        self.detail.fill(f32::NAN);
+        self.alpha.fill(f32::NAN);
+        self.selections.clear();
+        Ok(())
+    }
+
+    fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
+        let want = self.reference()?;
+        if !self.selections.is_empty() && self.selections != want.selections {
+            return Err(PluginError::other(
+                "the fast path selected other tiles than the reference (a plugin bug)",
+            ));
+        }
+        Ok(compare_outputs(
+            &self.output_f64(),
+            &want.concat(),
+            tolerance,
+        ))
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        if self.selections.is_empty() {
+            return Vec::new();
+        }
+        let sum = |f: &dyn Fn(&FrameSelection) -> f64| self.selections.iter().map(f).sum::<f64>();
+        vec![
+            Figure::value("selected_l0_per_call", "tiles", sum(&|s| s.l0.len() as f64)),
+            Figure::value("selected_l1_per_call", "tiles", sum(&|s| s.l1.len() as f64)),
+            Figure::value("budget_b1_spent", "", sum(&|s| s.spent_b1)),
+            Figure::value("budget_b2_spent", "", sum(&|s| s.spent_b2)),
+        ]
+    }
+}
+
+apex_plugin_api::register_kernel!(|| Box::new(FfKernel));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi_stable::std_types::ROption;
+    use apex_plugin_api::{KernelRegistration, ParamValue};
+
+    fn request(
+        overrides: &[(&str, ParamValue)],
+        backend: Backend,
+        precision: Precision,
+    ) -> SetupRequest {
+        let params = problem::params(overrides);
+        SetupRequest {
+            params,
+            backend,
+            precision,
+            seed: 5,
+            cuda: ROption::RNone,
+        }
+    }
+
+    /// The host's check cycle twice on fresh inputs (poisoned outputs, one call, verify against
+    /// the f64 reference), then a poisoned output that was never written must fail.
+    fn assert_checks(overrides: &[(&str, ParamValue)]) -> FfCase {
+        let tol = problem::tolerance();
+        let mut case = FfCase::new(&request(overrides, Backend::Cpu, Precision::Fp32)).unwrap();
+        for seed in [31, 32] {
+            case.prepare_check(seed).unwrap();
+            case.run().unwrap();
+            let acc = case.verify(&tol).unwrap();
+            assert!(
+                acc.within(&tol) && acc.non_finite == 0,
+                "{overrides:?} seed {seed}: {acc:?}"
+            );
+        }
+        case.prepare_check(33).unwrap();
+        let acc = case.verify(&tol).unwrap();
+        assert!(
+            acc.non_finite > 0 && !acc.within(&tol),
+            "poison not caught: {acc:?}"
+        );
+        case
+    }
+
+    fn int(name: &'static str, v: i64) -> (&'static str, ParamValue) {
+        (name, ParamValue::Int(v))
+    }
+
+    #[test]
+    fn one_kernel_is_registered_and_the_shared_crate_adds_none() {
+        let ids: Vec<String> = apex_plugin_api::inventory::iter::<KernelRegistration>()
+            .map(|r| (r.make)().descriptor().id.to_string())
+            .collect();
+        assert_eq!(ids, ["ff_model.infer"]);
+    }
+
+    #[test]
+    fn the_default_profile_verifies_and_reports_the_spec_figures() {
+        // The Apex-X profile's map and tiles (128x128, 16/8, b1 16, b2 8) at C = 16 to keep debug
+        // builds quick; the C = 128 profile runs in the host suite and the export example.
+        let mut case = assert_checks(&[int("channels", 16)]);
+        case.prepare_check(40).unwrap();
+        case.run().unwrap();
+        let figures: Vec<(String, f64)> = case
+            .figures()
+            .into_iter()
+            .map(|f| (f.name.to_string(), f.values[0]))
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                ("selected_l0_per_call".to_string(), 20.0),
+                ("selected_l1_per_call".to_string(), 32.0),
+                ("budget_b1_spent".to_string(), 16.000000000000004),
+                ("budget_b2_spent".to_string(), 8.0),
+            ]
+        );
+        assert!(case.figures().iter().all(|f| f.problem().is_none()));
+    }
+
+    #[test]
+    fn tile_sizes_32_16_a_256_map_and_a_batch_verify() {
+        assert_checks(&[
+            int("channels", 8),
+            int("tile_size_l0", 32),
+            int("tile_size_l1", 16),
+        ]);
+        assert_checks(&[int("channels", 8), int("height", 256), int("width", 256)]);
+        // Two frames, a non-square map, odd channels, a tile size off the SIMD widths.
+        let case = assert_checks(&[
+            int("batch", 2),
+            int("channels", 5),
+            int("height", 36),
+            int("width", 60),
+            int("tile_size_l0", 6),
+            int("tile_size_l1", 3),
+        ]);
+        assert_eq!(
+            case.selections().len(),
+            0,
+            "prepare_check clears the last call"
+        );
+    }
+
+    #[test]
+    fn a_frame_with_nothing_selected_is_the_gate_over_the_base() {
+        let mut case = assert_checks(&[int("channels", 4), ("budget_b1", ParamValue::Float(0.0))]);
+        case.prepare_check(7).unwrap();
+        case.run().unwrap();
+        let (heavy, detail, _) = case.outputs();
+        assert_eq!(
+            heavy,
+            &case.inputs().dense[..],
+            "no tile: heavy is the dense map"
+        );
+        assert!(detail.iter().all(|&d| d == 0.0));
+    }
+
+    #[test]
+    fn other_backends_and_precisions_are_refused_with_a_hint() {
+        for (b, p) in [
+            (Backend::Cuda, Precision::Fp16),
+            (Backend::Trt, Precision::Fp32),
+            (Backend::Cpu, Precision::Bf16),
+        ] {
+            let e = FfCase::new(&request(&[], b, p)).err().expect("refused");
+            assert!(e.message.contains("hint"), "{}", e.message);
+        }
+    }
+}
