@@ -131,3 +131,12 @@ call13() { # poisson after the shared 7-point march (march_tiles) of cg_directio
   grep -E "^checks:|^RESULT|^FAIL" "$OUT/pois_check13.log"
   grep -E "^bench (copy|cg 64\^3 to|cg 16|cg 256\^3 seed cap  )" "$OUT/pois_check13.log" | cut -c1-170
 }
+call14() { # issue 13 anchor on the GPU machine: export the FF profile case (plugin CPU path), then the PyTorch module
+           # from the spec: parity (fp64 vs the f64 reference, fp32 vs the fast CPU path, fp16 on the GPU) and
+           # eager / torch.compile / reduce-overhead frames per second, fp16, one call
+  step ff_export 200 $B/examples/ff_model_export --out "$OUT/ff_export"
+  tail -5 "$OUT/ff_export.log"
+  step ff_torch 360 python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+  tail -30 "$OUT/ff_torch.log" | cut -c1-220
+  rm -rf "$OUT/ff_export"
+}
