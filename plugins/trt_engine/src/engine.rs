@@ -105,13 +105,9 @@ pub fn check(spec: &EngineSpec, request: &SetupRequest) -> Option<SkipReason> {
                     request.backend
                 )));
             }
-            let nv = match trt::load() {
-                Ok(nv) => nv,
+            let (nv, shim) = match trt::runtime() {
+                Ok(both) => both,
                 Err(e) => return Some(e),
-            };
-            let shim = match trt::shim::shim() {
-                Ok(s) => s,
-                Err(e) => return Some(SkipReason::ProviderUnavailable(e)),
             };
             let bytes = match std::fs::read(&spec.engine) {
                 Ok(b) => b,

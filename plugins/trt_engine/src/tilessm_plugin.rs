@@ -98,13 +98,9 @@ fn plugin_path(request: &SetupRequest) -> Result<PathBuf, String> {
 static OPENED: OnceLock<Mutex<Vec<libloading::os::unix::Library>>> = OnceLock::new();
 
 fn plugin_check(request: &SetupRequest) -> Option<SkipReason> {
-    let nv = match trt::load() {
-        Ok(nv) => nv,
+    let (nv, shim) = match trt::runtime() {
+        Ok(both) => both,
         Err(e) => return Some(e),
-    };
-    let shim = match trt::shim::shim() {
-        Ok(s) => s,
-        Err(e) => return Some(SkipReason::ProviderUnavailable(e)),
     };
     let path = match plugin_path(request) {
         Ok(p) => p,

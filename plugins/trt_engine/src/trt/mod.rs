@@ -11,3 +11,10 @@ pub mod shim;
 
 pub use engine::TrtEngine;
 pub use library::{NvInfer, load};
+
+/// `libnvinfer` and the shim together, or the skip reason of the first that is missing.
+pub fn runtime() -> Result<(&'static NvInfer, &'static shim::Shim), crate::skip::SkipReason> {
+    let nv = load()?;
+    let shim = shim::shim().map_err(crate::skip::SkipReason::ProviderUnavailable)?;
+    Ok((nv, shim))
+}
