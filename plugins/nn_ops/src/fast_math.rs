@@ -88,25 +88,6 @@ pub fn swish_f32(x: f32) -> f32 {
     x / (1.0 + exp_f32(-x))
 }
 
-/// Runs `f` compiled for AVX2 when the CPU has it (the build targets baseline x86-64, SSE2, so a
-/// loop inlined here is vectorized 8 floats wide instead of 4), else as built. `f` must be
-/// `#[inline(always)]`-friendly: a closure over slices.
-#[inline(always)]
-pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2<R>(f: impl FnOnce() -> R) -> R {
-            f()
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { avx2(f) };
-        }
-    }
-    f()
-}
-
 /// Lanes of the row reductions: eight independent accumulators, which LLVM keeps in vector
 /// registers (a single running sum is a serial dependence it may not reorder).
 const LANES: usize = 8;
@@ -138,8 +119,27 @@ pub fn sum_sq_dev_f32(x: &[f32], c: f32) -> f32 {
     fold(acc, |a, b| a + b) + tail
 }
 
+/// [`sum_sq_diff_f32`] compiled for AVX2 when the CPU has it (the build targets baseline x86-64,
+/// SSE2: 8 floats a vector instead of 4), else as built. The body is inlined into the
+/// `target_feature` function itself rather than passed as a closure, so the vector width does not
+/// depend on an inlining decision (a closure-based form lost it for the activations once).
+pub fn sum_sq_diff_f32_best(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(a: &[f32], b: &[f32]) -> f32 {
+            sum_sq_diff_f32(a, b)
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2(a, b) };
+        }
+    }
+    sum_sq_diff_f32(a, b)
+}
+
 /// `sum((a - b)^2)` in f32, accumulated in eight lanes.
-#[inline]
+#[inline(always)]
 pub fn sum_sq_diff_f32(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; LANES];
     let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));

@@ -10,9 +10,7 @@ use crate::{
     accuracy::compare_rows,
     cpu_par::for_each_chunk,
     device::DeviceState,
-    fast_math::{
-        gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, swish_f32, swish_f64, with_avx2,
-    },
+    fast_math::{gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, swish_f32, swish_f64},
     op::{CudaProgram, Inputs, OutputLens, Outputs},
     program::{assemble, launch_1d},
     rng::uniform,
@@ -119,11 +117,7 @@ impl Activation {
                 T::load(&x[at..at + n], &mut buf);
                 // One loop per function, so each inner loop is branch-free and vectorizes.
                 let b = &mut buf[..n];
-                with_avx2(|| match func {
-                    Func::GeluErf => b.iter_mut().for_each(|v| *v = gelu_erf_f32(*v)),
-                    Func::GeluTanh => b.iter_mut().for_each(|v| *v = gelu_tanh_f32(*v)),
-                    Func::Swish => b.iter_mut().for_each(|v| *v = swish_f32(*v)),
-                });
+                apply(func, b);
                 T::store(&buf[..n], piece);
             }
         });
@@ -168,6 +162,36 @@ impl Activation {
         unsafe { b.launch(device.config) }
             .map(drop)
             .map_err(cuda_error)
+    }
+}
+
+/// Applies `func` to every element of `b`, with AVX2 where the CPU has it. The loop is compiled
+/// inside the `target_feature` function itself, so it is vectorized 8 floats wide whatever the
+/// inliner decides: passing it as a closure to a generic `target_feature` wrapper left that to
+/// LLVM, and a build of this crate lost it (the host then timed GELU and Swish 1.7-2x slower,
+/// 2026-11-25, while the same loop in `nn_ops_cpu_bench` kept its speed).
+fn apply(func: Func, b: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2")]
+        fn avx2(func: Func, b: &mut [f32]) {
+            apply_portable(func, b)
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { avx2(func, b) };
+        }
+    }
+    apply_portable(func, b)
+}
+
+/// One branch-free loop per function, so each vectorizes.
+#[inline(always)]
+fn apply_portable(func: Func, b: &mut [f32]) {
+    match func {
+        Func::GeluErf => b.iter_mut().for_each(|v| *v = gelu_erf_f32(*v)),
+        Func::GeluTanh => b.iter_mut().for_each(|v| *v = gelu_tanh_f32(*v)),
+        Func::Swish => b.iter_mut().for_each(|v| *v = swish_f32(*v)),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::{
     Element,
     accuracy::compare_scalar,
     device::DeviceState,
-    fast_math::{sum_sq_diff_f32, with_avx2},
+    fast_math::sum_sq_diff_f32_best,
     op::{
         CudaProgram, DeviceFacts, Inputs, NnOp, OutputLens, Outputs, base_descriptor, rows_dim,
         with_bsd,
@@ -102,7 +102,7 @@ impl NnOp for MseLoss {
         };
         let partial = |(xa, xb): (&[T], &[T])| {
             if let (Some(fa), Some(fb)) = (T::as_f32(xa), T::as_f32(xb)) {
-                return f64::from(with_avx2(|| sum_sq_diff_f32(fa, fb)));
+                return f64::from(sum_sq_diff_f32_best(fa, fb));
             }
             let (mut fa, mut fb) = ([0.0f32; 512], [0.0f32; 512]);
             let mut s = 0.0f64;
@@ -110,7 +110,7 @@ impl NnOp for MseLoss {
                 let n = pa.len();
                 T::load(pa, &mut fa);
                 T::load(pb, &mut fb);
-                s += f64::from(with_avx2(|| sum_sq_diff_f32(&fa[..n], &fb[..n])));
+                s += f64::from(sum_sq_diff_f32_best(&fa[..n], &fb[..n]));
             }
             s
         };
