@@ -140,3 +140,8 @@ call14() { # issue 13 anchor on the GPU machine: export the FF profile case (plu
   tail -30 "$OUT/ff_torch.log" | cut -c1-220
   rm -rf "$OUT/ff_export"
 }
+call15() { # poisson after device.rs became device/{plan,solver,enqueue}.rs and cg_persistent's solve skips the slot memset
+  step pois_check15 300 $B/examples/poisson_gpu_check --bench
+  grep -E "^checks:|^RESULT|^FAIL" "$OUT/pois_check15.log"
+  grep -E "^bench (copy|cg 64\^3 to 1e-5  |cg 64\^3 to 1e-5 \[launches\]|cg 256\^3 seed cap  )" "$OUT/pois_check15.log" | cut -c1-170
+}
