@@ -41,36 +41,29 @@ pub mod fixed_profile {
         ("boundary_log_weight", "1"),
         ("uncertainty_log_weight", "1"),
     ];
-    /// The FF end-to-end path (`spec/apex-x-kernels.md` §2.1): B=1, C=128, a 128x128 map, L0 tiles
-    /// 16, L1 tiles 8, budgets 16/8, kmax 32/64, on the fast path (the CPU's only path; on CUDA the
-    /// torch+Triton fast-path row).
-    pub const FF_MODEL_FAST: &[(&str, &str)] = &[
-        ("batch", "1"),
-        ("channels", "128"),
-        ("height", "128"),
-        ("width", "128"),
-        ("tile_size_l0", "16"),
-        ("tile_size_l1", "8"),
-        ("budget_b1", "16"),
-        ("budget_b2", "8"),
-        ("kmax_l0", "32"),
-        ("kmax_l1", "64"),
-        ("path", "fast"),
-    ];
+    /// The FF end-to-end frame (`spec/apex-x-kernels.md` §2.1): B=1, C=128, a 128x128 map, L0
+    /// tiles 16, L1 tiles 8, budgets 16/8, kmax 32/64, on the path named.
+    macro_rules! ff_model_frame {
+        ($path:literal) => {
+            &[
+                ("batch", "1"),
+                ("channels", "128"),
+                ("height", "128"),
+                ("width", "128"),
+                ("tile_size_l0", "16"),
+                ("tile_size_l1", "8"),
+                ("budget_b1", "16"),
+                ("budget_b2", "8"),
+                ("kmax_l0", "32"),
+                ("kmax_l1", "64"),
+                ("path", $path),
+            ]
+        };
+    }
+    /// The FF frame on the fast path (the CPU's only path; on CUDA the torch+Triton fast-path row).
+    pub const FF_MODEL_FAST: &[(&str, &str)] = ff_model_frame!("fast");
     /// The same frame on the one-kernel-per-op eager path (the seed's `torch_eager` row).
-    pub const FF_MODEL_EAGER: &[(&str, &str)] = &[
-        ("batch", "1"),
-        ("channels", "128"),
-        ("height", "128"),
-        ("width", "128"),
-        ("tile_size_l0", "16"),
-        ("tile_size_l1", "8"),
-        ("budget_b1", "16"),
-        ("budget_b2", "8"),
-        ("kmax_l0", "32"),
-        ("kmax_l1", "64"),
-        ("path", "eager"),
-    ];
+    pub const FF_MODEL_EAGER: &[(&str, &str)] = ff_model_frame!("eager");
     /// The TileSSM scan: B=1, K=256, C=128, the seed's clamp, no initial state, finite tokens.
     pub const TILE_SSM: &[(&str, &str)] = &[
         ("batch", "1"),
