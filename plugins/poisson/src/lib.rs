@@ -11,7 +11,8 @@
 //! verdict.rs    verification: converged? true residual? error against u*? -> Accuracy
 //! cuda/*.cu     the CUDA kernels (NVRTC at setup), device-side scalars and stopping test
 //! program.rs    CUDA source assembly (#defines for the storage type)
-//! device.rs     one CUDA case's buffers, the enqueued solve (no host sync), rotation
+//! device/       one CUDA case: launch plan (plan.rs), buffers and results (solver.rs), the
+//!               enqueued solve, no host sync (enqueue.rs), rotation
 //! case.rs       the three kernels and their cpu/cuda instances
 //! harness.rs    driving a kernel outside the host (tests, examples)
 //! self_check.rs the GPU self-check and the NVRTC compile check of every source
