@@ -84,6 +84,7 @@ fn baseline(metrics: &[(&str, f64, f64, f64)]) -> Baseline {
         suite: "apex_bench".into(),
         baseline_notes: "test".into(),
         required_status: None,
+        reference_commit: None,
         metrics: metrics
             .iter()
             .map(|(k, v, r, a)| {

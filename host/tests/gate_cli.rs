@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{apex, read_json, root, stderr};
+use support::{apex, read_json, root, stderr, stdout};
 
 fn slow_run(out: &std::path::Path, slowdown: &str, extra: &[&str]) -> std::process::Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"));
@@ -124,4 +124,79 @@ fn compare_to_reads_the_baseline_from_a_commit_and_a_missing_ref_stops_the_run()
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("no-such-ref"), "{}", stderr(&out));
     assert!(!missing.path().join("summary.json").exists(), "nothing ran");
+}
+
+#[test]
+fn rebase_gates_this_machine_against_the_reference_builds_run_here() {
+    // A baseline from a machine 10x faster: the same build fails it here; rebased on a run of the
+    // same build on this machine it passes, a 3x slowdown still fails, and a reference run that
+    // lacks a baselined metric is an error naming it.
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("reference");
+    assert!(
+        slow_run(&reference, "1", &["--save-samples"])
+            .status
+            .success()
+    );
+    let reference_summary = reference.join("summary.json");
+    let baseline = dir.path().join("baseline.json");
+    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args([
+            "baseline", "emit", "--stat", "p50_ms", "--ratio", "0.9", "--abs-ms", "0",
+        ])
+        .arg("--from")
+        .arg(&reference_summary)
+        .arg("--output")
+        .arg(&baseline)
+        .output()
+        .unwrap();
+    assert!(emit.status.success(), "{}", stderr(&emit));
+    let mut faster = read_json(&baseline);
+    for m in faster["metrics"].as_object_mut().unwrap().values_mut() {
+        m["value_ms"] = (m["value_ms"].as_f64().unwrap() / 10.0).into();
+    }
+    std::fs::write(&baseline, faster.to_string()).unwrap();
+
+    let compare = |current: &std::path::Path, extra: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"));
+        cmd.arg("compare")
+            .arg(current.join("summary.json"))
+            .arg(&baseline)
+            .args(extra)
+            .arg("--output-dir")
+            .arg(current.join("cmp"));
+        cmd.output().unwrap()
+    };
+    let rebase = [
+        "--reference-run",
+        reference_summary.to_str().unwrap(),
+        "--rebase",
+    ];
+
+    let same = dir.path().join("same");
+    assert!(slow_run(&same, "1", &["--save-samples"]).status.success());
+    assert_eq!(compare(&same, &[]).status.code(), Some(2));
+    let out = compare(&same, &rebase);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let md = std::fs::read_to_string(same.join("cmp/regressions.md")).unwrap();
+    assert!(md.contains("baseline notes: Rebased on `"), "{md}");
+
+    let slow = dir.path().join("slow");
+    assert!(slow_run(&slow, "3", &[]).status.success());
+    assert_eq!(compare(&slow, &rebase).status.code(), Some(2));
+
+    let mut empty = read_json(&reference_summary);
+    empty["benchmarks"] = serde_json::json!({});
+    let empty_path = dir.path().join("empty.json");
+    std::fs::write(&empty_path, empty.to_string()).unwrap();
+    let out = compare(
+        &same,
+        &["--reference-run", empty_path.to_str().unwrap(), "--rebase"],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot rebase") && stderr(&out).contains("fixtures.slow"),
+        "{}",
+        stderr(&out)
+    );
 }

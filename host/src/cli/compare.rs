@@ -43,6 +43,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub reference_run: Option<PathBuf>,
 
+    /// Take each metric's value from --reference-run (a run of the baseline's reference build on
+    /// this machine) and keep the baseline's tolerances: gates a machine the baseline was not
+    /// measured on (baselines/README.md, "Another machine").
+    #[arg(long, requires = "reference_run")]
+    pub rebase: bool,
+
     /// Where to write compare_summary.json, trend.json and regressions.md [default: CURRENT's folder].
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
@@ -142,7 +148,12 @@ pub fn exec(args: &CompareArgs) -> Result<i32, CompareCliError> {
         (None, None) => unreachable!("clap requires BASELINE unless --compare-to is given"),
     };
     if let Some(reference) = &args.reference_run {
-        baseline = baseline.with_reference(load_run(reference)?);
+        let run = load_run(reference)?;
+        baseline = if args.rebase {
+            compare::rebase(&baseline, run, reference)?
+        } else {
+            baseline.with_reference(run)
+        };
     }
     let mut opts = GateOptions {
         fail_on_regress: args.fail_on_regress,

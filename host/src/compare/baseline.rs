@@ -74,6 +74,10 @@ pub struct Baseline {
     /// When set, the run's overall `status` must equal it (the seeds' GPU/TRT `__status__` check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required_status: Option<String>,
+    /// The commit whose build the values were measured from: the build to run on another
+    /// machine before gating there with `compare --rebase` ([`super::rebase`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_commit: Option<String>,
     /// Metric id (`CaseKey::metric`), or a seed key (see [`Baseline::seed_keys`]), to value and
     /// tolerances.
     pub metrics: BTreeMap<String, BaselineMetric>,

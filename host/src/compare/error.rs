@@ -31,6 +31,16 @@ pub enum CompareError {
         detail: String,
         hint: String,
     },
+    #[error(
+        "cannot rebase the baseline on `{reference}`: {count} metric(s) have no figure there: {listed}\n(hint: the reference run must be a run of the baseline's reference build{}, on this machine, with the same cases: `apex-host run` from a checkout of that commit)",
+        reference_commit.as_deref().map(|c| format!(" (commit {c})")).unwrap_or_default()
+    )]
+    Rebase {
+        reference: PathBuf,
+        count: usize,
+        listed: String,
+        reference_commit: Option<String>,
+    },
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error(

@@ -23,6 +23,7 @@ pub mod history;
 mod lookup;
 mod options;
 mod outputs;
+mod rebase;
 pub mod rule;
 mod template;
 pub mod verdict;
@@ -43,6 +44,7 @@ pub use outputs::{
     COMPARE_SUMMARY_FILE, REGRESSIONS_FILE, TREND_FILE, check_lines, compare_summary_json,
     render_regressions_markdown, trend_json, write_outputs,
 };
+pub use rebase::rebase;
 pub use template::{
     DEFAULT_TEMPLATE_STATS, EmittedTemplate, TemplateOptions, default_tolerance, emit_template,
     emit_template_from_runs,

@@ -140,6 +140,21 @@ fn verdict_cell(c: &Check) -> String {
 }
 
 /// `regressions.md`.
+/// The median of `current / baseline - 1` over the checks that have both, and how many there are.
+fn median_change(cmp: &Comparison) -> Option<(f64, usize)> {
+    let mut changes: Vec<f64> = cmp
+        .checks
+        .iter()
+        .filter_map(|c| c.regression_ratio)
+        .filter(|r| r.is_finite())
+        .collect();
+    if changes.is_empty() {
+        return None;
+    }
+    changes.sort_by(f64::total_cmp);
+    Some((crate::stats::quantile_sorted(&changes, 0.5), changes.len()))
+}
+
 pub fn render_regressions_markdown(cmp: &Comparison) -> String {
     let counts = cmp.counts();
     let mut md = String::new();
@@ -173,14 +188,22 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
     );
     let _ = writeln!(
         md,
-        "- noise-aware verdicts: {} pass, {} regress, {} improve, {} inconclusive (threshold {:.1}%, {:.0}% intervals)",
+        "- noise-aware verdicts: {} pass, {} regress, {} improve, {} inconclusive (threshold {:.1}% on devices, {:.1}% on the CPU, twice that for tail quantiles; {:.0}% intervals)",
         counts.verdict_pass,
         counts.verdict_regress,
         counts.verdict_improve,
         counts.verdict_inconclusive,
         cmp.options.practical_threshold * 100.0,
+        cmp.options.cpu_practical_threshold * 100.0,
         cmp.options.bootstrap.confidence_level * 100.0
     );
+    if let Some((median, n)) = median_change(cmp) {
+        let _ = writeln!(
+            md,
+            "- median change across the {n} metrics with a value on both sides: {:+.1}% (a uniform slowdown, such as a lost compiler flag, moves this line while every case stays within its limit)",
+            median * 100.0
+        );
+    }
     if !cmp.baseline_notes.is_empty() {
         let _ = writeln!(md, "- baseline notes: {}", cmp.baseline_notes);
     }

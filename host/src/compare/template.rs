@@ -88,6 +88,7 @@ pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> E
                 suite: String::new(),
                 baseline_notes: "no run given".into(),
                 required_status: None,
+                reference_commit: None,
                 metrics: BTreeMap::new(),
                 reference: None,
                 seed_keys: None,
@@ -181,10 +182,53 @@ pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> E
             suite: run.suite.clone(),
             baseline_notes: notes,
             required_status: any_accelerator.then(|| "ok".to_string()),
+            reference_commit: common_clean_commit(runs),
             metrics,
             reference: None,
             seed_keys: None,
         },
         left_out,
+    }
+}
+
+/// The commit every run was built from, when they agree and none had a dirty tree: the
+/// baseline's `reference_commit` (what `compare --rebase` re-runs elsewhere).
+fn common_clean_commit(runs: &[RunSummary]) -> Option<String> {
+    let first = runs.first()?.git_commit()?;
+    let clean = !first.ends_with("+dirty");
+    (clean
+        && runs
+            .iter()
+            .all(|r| r.git_commit().as_deref() == Some(first.as_str())))
+    .then_some(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_support::sample_summary;
+
+    #[test]
+    fn runs_of_one_clean_commit_name_it_and_others_do_not() {
+        let mut a = sample_summary();
+        a.environment["git"] = serde_json::json!({"commit": "abc", "dirty": false});
+        let mut b = a.clone();
+        let opts = TemplateOptions::default();
+        let same = emit_template_from_runs(&[a.clone(), b.clone()], &opts).baseline;
+        assert_eq!(same.reference_commit.as_deref(), Some("abc"));
+        b.environment["git"]["commit"] = "def".into();
+        assert_eq!(
+            emit_template_from_runs(&[a.clone(), b], &opts)
+                .baseline
+                .reference_commit,
+            None
+        );
+        a.environment["git"]["dirty"] = true.into();
+        assert_eq!(
+            emit_template_from_runs(&[a], &opts)
+                .baseline
+                .reference_commit,
+            None
+        );
     }
 }

@@ -128,6 +128,15 @@ impl TimeAccounting {
 }
 
 impl RunSummary {
+    /// The commit the run was built from (`env.json`'s `git.commit`), `+dirty` appended when
+    /// the working tree had changes; `None` outside a git checkout.
+    pub fn git_commit(&self) -> Option<String> {
+        let git = self.environment.get("git")?;
+        let commit = git.get("commit")?.as_str()?;
+        let dirty = git.get("dirty").and_then(serde_json::Value::as_bool) == Some(true);
+        Some(format!("{commit}{}", if dirty { "+dirty" } else { "" }))
+    }
+
     /// The overall status from the cases' statuses: `failed` when any case failed, `empty`
     /// when the plan had no case at all, else `ok` (a run whose cases were all skipped, such as
     /// `--backends cuda` on a machine without a GPU, succeeded: a skip is a result).
