@@ -1,10 +1,41 @@
 //! Math for the two CPU paths.
 //!
-//! f32 (the fast path): `exp`, `erfc`, sigmoid and GELU written with only `+ - * /`, `min/max`,
-//! selects and bit casts, so LLVM vectorizes the loops that call them (`f32::exp` is a libm call
-//! that it cannot), and lane-parallel sums and maxima over a row.
+//! f32 (the fast path): `exp`, `erfc`, sigmoid and GELU written with only `+ - * /`, fused
+//! multiply-adds, `min/max`, selects and bit casts, so LLVM vectorizes the loops that call them
+//! (`f32::exp` is a libm call that it cannot), and lane-parallel sums and maxima over a row. Their
+//! polynomials use `mul_add`: callers run them inside [`simd_dispatch!`] functions, compiled for
+//! AVX2 and FMA where the CPU has both (one `vfmadd` each; elsewhere `mul_add` is a libm call, so
+//! an x86 CPU without FMA runs the portable build correctly but slowly).
 //!
 //! f64 (the references): `erfc` to full double precision, since std has no `erf`.
+
+/// Defines `fn NAME(args) -> R` that runs `BODY(args)` compiled for AVX2 and FMA when the CPU
+/// has both (8 floats a vector and fused multiply-adds; the build targets baseline x86-64, SSE2),
+/// else as built. `BODY` must be `#[inline(always)]`: it is compiled inside the `target_feature`
+/// function itself, so the vector width does not depend on an inlining decision (a closure passed
+/// to a generic `target_feature` wrapper lost it once for the activations, 2026-11-25).
+macro_rules! simd_dispatch {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $body:path) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,fma")]
+                fn avx2_fma($($arg: $ty),*) $(-> $ret)? {
+                    $body($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+                {
+                    // SAFETY: the CPU has AVX2 and FMA (checked just above).
+                    return unsafe { avx2_fma($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
+pub(crate) use simd_dispatch;
 
 /// `e^x` in f32 (Cephes `expf`: range reduction by `ln 2` in two parts, degree-5 polynomial,
 /// scale by `2^n` through the exponent bits). About 1 ulp; inputs are clamped to `[-87, 88]`,
@@ -22,15 +53,18 @@ pub fn exp_f32(x: f32) -> f32 {
         reason = "clamp's NaN rules keep it from vectorizing"
     )]
     let x = x.max(-87.0).min(88.0);
-    let shifted = x * LOG2E + ROUND;
+    let shifted = x.mul_add(LOG2E, ROUND);
     let n = shifted - ROUND;
-    let r = x - n * 0.693_359_4 - n * -2.121_944_4e-4;
+    let r = n.mul_add(-0.693_359_4, x);
+    let r = n.mul_add(2.121_944_4e-4, r);
     let z = r * r;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
-        + 1.666_666_5e-1)
-        * r
-        + 0.5;
-    let y = p * z + r + 1.0;
+    let p = 1.987_569_1e-4f32
+        .mul_add(r, 1.398_199_9e-3)
+        .mul_add(r, 8.333_452e-3)
+        .mul_add(r, 4.166_579_6e-2)
+        .mul_add(r, 1.666_666_5e-1)
+        .mul_add(r, 0.5);
+    let y = p.mul_add(z, r) + 1.0;
     // `shifted` holds n in its low mantissa bits (bits = 0x4B40_0000 + n), so 2^n is an integer
     // shift of the bits, with no float-to-int conversion (Rust's saturating `as` does not
     // vectorize well).
@@ -47,15 +81,17 @@ pub fn exp_f32(x: f32) -> f32 {
 /// 1.2e-7 before f32 rounding), so `erfc` keeps its relative accuracy far into the tail.
 #[inline(always)]
 pub fn erfc_pos_f32(z: f32) -> f32 {
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_2
-        + t * (1.000_023_7
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_204
-                                + t * (1.488_515_9 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let t = 1.0 / 0.5f32.mul_add(z, 1.0);
+    let q = 0.170_872_77f32
+        .mul_add(t, -0.822_152_23)
+        .mul_add(t, 1.488_515_9)
+        .mul_add(t, -1.135_204)
+        .mul_add(t, 0.278_868_07)
+        .mul_add(t, -0.186_288_06)
+        .mul_add(t, 0.096_784_18)
+        .mul_add(t, 0.374_091_96)
+        .mul_add(t, 1.000_023_7);
+    let poly = q.mul_add(t, (-z).mul_add(z, -1.265_512_2));
     t * exp_f32(poly)
 }
 
@@ -93,6 +129,7 @@ pub fn swish_f32(x: f32) -> f32 {
 const LANES: usize = 8;
 
 /// The sum of `x` in f32, accumulated in eight lanes.
+#[inline(always)]
 pub fn sum_f32(x: &[f32]) -> f32 {
     let mut acc = [0.0f32; LANES];
     let mut chunks = x.chunks_exact(LANES);
@@ -106,6 +143,7 @@ pub fn sum_f32(x: &[f32]) -> f32 {
 }
 
 /// `sum((x - c)^2)` in f32, accumulated in eight lanes.
+#[inline(always)]
 pub fn sum_sq_dev_f32(x: &[f32], c: f32) -> f32 {
     let mut acc = [0.0f32; LANES];
     let mut chunks = x.chunks_exact(LANES);
@@ -119,24 +157,10 @@ pub fn sum_sq_dev_f32(x: &[f32], c: f32) -> f32 {
     fold(acc, |a, b| a + b) + tail
 }
 
-/// [`sum_sq_diff_f32`] compiled for AVX2 when the CPU has it (the build targets baseline x86-64,
-/// SSE2: 8 floats a vector instead of 4), else as built. The body is inlined into the
-/// `target_feature` function itself rather than passed as a closure, so the vector width does not
-/// depend on an inlining decision (a closure-based form lost it for the activations once).
-pub fn sum_sq_diff_f32_best(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(a: &[f32], b: &[f32]) -> f32 {
-            sum_sq_diff_f32(a, b)
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { avx2(a, b) };
-        }
-    }
-    sum_sq_diff_f32(a, b)
-}
+simd_dispatch!(
+    /// [`sum_sq_diff_f32`] compiled for AVX2 and FMA where the CPU has them ([`simd_dispatch!`]).
+    pub fn sum_sq_diff_f32_best(a: &[f32], b: &[f32]) -> f32 => sum_sq_diff_f32
+);
 
 /// `sum((a - b)^2)` in f32, accumulated in eight lanes.
 #[inline(always)]
@@ -159,6 +183,7 @@ pub fn sum_sq_diff_f32(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// The maximum of `x` (negative infinity for an empty slice), in eight lanes.
+#[inline(always)]
 pub fn max_f32(x: &[f32]) -> f32 {
     let mut acc = [f32::NEG_INFINITY; LANES];
     let mut chunks = x.chunks_exact(LANES);
@@ -175,6 +200,7 @@ pub fn max_f32(x: &[f32]) -> f32 {
 }
 
 /// Pairwise fold of the lanes (a fixed tree, so the result does not depend on the caller).
+#[inline(always)]
 fn fold(acc: [f32; LANES], f: impl Fn(f32, f32) -> f32) -> f32 {
     let a = [
         f(acc[0], acc[4]),

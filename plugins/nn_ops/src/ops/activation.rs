@@ -10,7 +10,10 @@ use crate::{
     accuracy::compare_rows,
     cpu_par::for_each_chunk,
     device::DeviceState,
-    fast_math::{gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, swish_f32, swish_f64},
+    fast_math::{
+        gelu_erf_f32, gelu_erf_f64, gelu_tanh_f32, gelu_tanh_f64, simd_dispatch, swish_f32,
+        swish_f64,
+    },
     op::{CudaProgram, Inputs, OutputLens, Outputs},
     program::{assemble, launch_1d},
     rng::uniform,
@@ -165,33 +168,39 @@ impl Activation {
     }
 }
 
-/// Applies `func` to every element of `b`, with AVX2 where the CPU has it. The loop is compiled
-/// inside the `target_feature` function itself, so it is vectorized 8 floats wide whatever the
-/// inliner decides: passing it as a closure to a generic `target_feature` wrapper left that to
-/// LLVM, and a build of this crate lost it (the host then timed GELU and Swish 1.7-2x slower,
-/// 2026-11-25, while the same loop in `nn_ops_cpu_bench` kept its speed).
-fn apply(func: Func, b: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2")]
-        fn avx2(func: Func, b: &mut [f32]) {
-            apply_portable(func, b)
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { avx2(func, b) };
-        }
-    }
-    apply_portable(func, b)
-}
+simd_dispatch!(
+    /// Applies `func` to every element of `b`, 8 floats a vector with fused multiply-adds where
+    /// the CPU has AVX2 and FMA ([`simd_dispatch!`]).
+    fn apply(func: Func, b: &mut [f32]) => apply_portable
+);
 
 /// One branch-free loop per function, so each vectorizes.
 #[inline(always)]
 fn apply_portable(func: Func, b: &mut [f32]) {
     match func {
-        Func::GeluErf => b.iter_mut().for_each(|v| *v = gelu_erf_f32(*v)),
-        Func::GeluTanh => b.iter_mut().for_each(|v| *v = gelu_tanh_f32(*v)),
-        Func::Swish => b.iter_mut().for_each(|v| *v = swish_f32(*v)),
+        Func::GeluErf => map_interleaved(b, gelu_erf_f32),
+        Func::GeluTanh => map_interleaved(b, gelu_tanh_f32),
+        Func::Swish => map_interleaved(b, swish_f32),
+    }
+}
+
+/// Elements per step of [`map_interleaved`]: four 8-float vectors.
+const INTERLEAVE: usize = 32;
+
+/// `b[i] = f(b[i])`, [`INTERLEAVE`] elements a step: each function is one long dependent chain
+/// of multiply-adds per vector (exp, erfc and a division), so one vector a step leaves the core
+/// waiting on latencies; LLVM turns the fixed-size inner loop into four independent vectors
+/// whose chains overlap.
+#[inline(always)]
+fn map_interleaved(b: &mut [f32], f: impl Fn(f32) -> f32) {
+    let mut chunks = b.chunks_exact_mut(INTERLEAVE);
+    for c in &mut chunks {
+        for v in c.iter_mut() {
+            *v = f(*v);
+        }
+    }
+    for v in chunks.into_remainder() {
+        *v = f(*v);
     }
 }
 

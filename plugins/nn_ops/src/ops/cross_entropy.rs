@@ -17,7 +17,7 @@ use crate::{
     Element,
     accuracy::{compare_rows, compare_scalar, merge},
     device::DeviceState,
-    fast_math::{exp_f32, max_f32},
+    fast_math::{exp_f32, max_f32, simd_dispatch},
     op::{
         CudaProgram, DeviceFacts, Inputs, MAX_ELEMENTS, NnOp, OutputLens, Outputs, base_descriptor,
         too_large,
@@ -188,49 +188,13 @@ impl NnOp for CrossEntropy {
         // One task: rows [r0, r0 + k), returning (sum of losses, counted rows); `grad` is the
         // task's slice of the gradient when there is one.
         let task = |r0: usize, k: usize, grad: Option<&mut [T]>| -> (f64, usize) {
-            let mut row = vec![0.0f32; v];
-            let (mut sum, mut count) = (0.0f64, 0usize);
-            let mut grad = grad;
-            for r in r0..r0 + k {
-                T::load(&x[r * v..(r + 1) * v], &mut row);
-                let m = max_f32(&row);
-                let s: f32 = {
-                    let mut acc = [0.0f32; 8];
-                    let mut chunks = row.chunks_exact(8);
-                    for c in &mut chunks {
-                        for (a, &xv) in acc.iter_mut().zip(c) {
-                            *a += exp_f32(xv - m);
-                        }
-                    }
-                    acc.iter().sum::<f32>()
-                        + chunks
-                            .remainder()
-                            .iter()
-                            .map(|&xv| exp_f32(xv - m))
-                            .sum::<f32>()
-                };
-                let lse = m + s.ln();
-                let t = tg[r];
-                let counted = is_class(t, v);
-                if counted {
-                    sum += f64::from(lse - row[t as usize]);
-                    count += 1;
-                }
-                if let Some(g) = grad.as_deref_mut() {
-                    let out = &mut g[(r - r0) * v..(r - r0 + 1) * v];
-                    if counted {
-                        let p_t = exp_f32(row[t as usize] - lse);
-                        for xv in row.iter_mut() {
-                            *xv = exp_f32(*xv - lse) * inv_n;
-                        }
-                        row[t as usize] = p_t.mul_add(inv_n, -inv_n);
-                    } else {
-                        row.fill(0.0);
-                    }
-                    T::store(&row, out);
-                }
+            let mut rows = vec![0.0f32; k * v];
+            T::load(&x[r0 * v..(r0 + k) * v], &mut rows);
+            let part = rows_loss(&mut rows, v, &tg[r0..r0 + k], inv_n, grad.is_some());
+            if let Some(g) = grad {
+                T::store(&rows, g);
             }
-            (sum, count)
+            part
         };
         let tasks = self.rows.div_ceil(per);
         let parts: Vec<(f64, usize)> = match outputs.tensors.first_mut() {
@@ -383,6 +347,73 @@ impl NnOp for CrossEntropy {
             .map(drop)
             .map_err(cuda_error)
     }
+}
+
+simd_dispatch!(
+    /// The losses of `rows` (`vocab` logits each, `targets` one per row): the sum over counted
+    /// rows and how many were counted; with `grad`, each row is overwritten with its gradient of
+    /// the mean loss (zeros for an ignored row). One call per task of rows, so short rows
+    /// (vocab 8) do not pay the dispatch per row.
+    fn rows_loss(rows: &mut [f32], vocab: usize, targets: &[i64], inv_n: f32, grad: bool) -> (f64, usize) => rows_loss_portable
+);
+
+#[inline(always)]
+fn rows_loss_portable(
+    rows: &mut [f32],
+    vocab: usize,
+    targets: &[i64],
+    inv_n: f32,
+    grad: bool,
+) -> (f64, usize) {
+    let (mut sum, mut count) = (0.0f64, 0usize);
+    for (row, &t) in rows.chunks_exact_mut(vocab).zip(targets) {
+        let lse = row_lse(row);
+        let counted = is_class(t, vocab);
+        if counted {
+            sum += f64::from(lse - row[t as usize]);
+            count += 1;
+        }
+        if grad {
+            if counted {
+                row_grad(row, t as usize, lse, inv_n);
+            } else {
+                row.fill(0.0);
+            }
+        }
+    }
+    (sum, count)
+}
+
+/// `log(sum(exp(row)))`, stable (the maximum is subtracted first), exponentials summed in
+/// eight lanes.
+#[inline(always)]
+fn row_lse(row: &[f32]) -> f32 {
+    let m = max_f32(row);
+    let mut acc = [0.0f32; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for (a, &xv) in acc.iter_mut().zip(c) {
+            *a += exp_f32(xv - m);
+        }
+    }
+    let s = acc.iter().sum::<f32>()
+        + chunks
+            .remainder()
+            .iter()
+            .map(|&xv| exp_f32(xv - m))
+            .sum::<f32>();
+    m + s.ln()
+}
+
+/// Overwrites `row` (logits) with the gradient of the mean loss: `softmax * inv_n`, minus
+/// `inv_n` at the target `t`.
+#[inline(always)]
+fn row_grad(row: &mut [f32], t: usize, lse: f32, inv_n: f32) {
+    let p_t = exp_f32(row[t] - lse);
+    for xv in row.iter_mut() {
+        *xv = exp_f32(*xv - lse) * inv_n;
+    }
+    row[t] = p_t.mul_add(inv_n, -inv_n);
 }
 
 #[cfg(test)]
