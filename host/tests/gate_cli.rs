@@ -182,8 +182,20 @@ fn rebase_gates_this_machine_against_the_reference_builds_run_here() {
     assert!(md.contains("baseline notes: Rebased on `"), "{md}");
 
     let slow = dir.path().join("slow");
-    assert!(slow_run(&slow, "3", &[]).status.success());
+    assert!(slow_run(&slow, "3", &["--save-samples"]).status.success());
     assert_eq!(compare(&slow, &rebase).status.code(), Some(2));
+    // --confirm excuses only what the samples do not confirm: a 3x slowdown in every process
+    // is a `regress` verdict and still fails, and the same-build run still passes.
+    let confirm = [&rebase[..], &["--confirm"]].concat();
+    let out = compare(&slow, &confirm);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let md = std::fs::read_to_string(slow.join("cmp/regressions.md")).unwrap();
+    assert!(
+        md.contains("Over the limit, not confirmed by the samples")
+            && md.contains("regress (ratio"),
+        "{md}"
+    );
+    assert_eq!(compare(&same, &confirm).status.code(), Some(0));
 
     let mut empty = read_json(&reference_summary);
     empty["benchmarks"] = serde_json::json!({});

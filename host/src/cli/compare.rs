@@ -74,6 +74,12 @@ pub struct CompareArgs {
     #[arg(long)]
     pub fail_on_regress: bool,
 
+    /// Fail an over-limit metric only when its two-sample verdict confirms the slowdown
+    /// (`regress`; needs --save-samples runs on both sides): for machines whose slow periods move
+    /// one worker process by 2x (baselines/README.md, "Another machine").
+    #[arg(long)]
+    pub confirm: bool,
+
     /// Exit at once (code 75) when another apex-host holds the output directory, instead of
     /// waiting for it.
     #[arg(long)]
@@ -157,6 +163,7 @@ pub fn exec(args: &CompareArgs) -> Result<i32, CompareCliError> {
     }
     let mut opts = GateOptions {
         fail_on_regress: args.fail_on_regress,
+        confirm: args.confirm,
         ..GateOptions::default()
     };
     if let Some(t) = args.threshold {

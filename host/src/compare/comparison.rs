@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::{Verdict, VerdictReport};
+use super::verdict::{Verdict, VerdictMethod, VerdictReport};
 use super::{GateExitCode, GateOptions};
 
 /// The metric name of the run-status check (as in the seeds).
@@ -79,6 +79,18 @@ impl Check {
     pub fn verdict_kind(&self) -> Option<Verdict> {
         self.verdict.as_ref().map(|v| v.verdict)
     }
+
+    /// Over its limit, while both runs' samples say the slowdown is not established (a
+    /// two-sample verdict other than `regress`).
+    pub fn unconfirmed_over_limit(&self) -> bool {
+        self.status == CheckStatus::Fail
+            && self.verdict.as_ref().is_some_and(|v| {
+                matches!(
+                    v.method,
+                    VerdictMethod::TwoSample | VerdictMethod::TwoSampleByProcess
+                ) && v.verdict != Verdict::Regress
+            })
+    }
 }
 
 /// Counts by kind, for summaries and trend files.
@@ -143,12 +155,14 @@ impl Comparison {
         c
     }
 
-    /// Whether the gate passes: every check passes under the seed rule, and with
+    /// Whether the gate passes: every check passes under the seed rule (with `confirm`, an
+    /// over-limit check the samples do not confirm counts as passing), and with
     /// `fail_on_regress` no verdict is `regress`.
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|c| {
-            c.status == CheckStatus::Pass
-                && !(self.options.fail_on_regress && c.verdict_kind() == Some(Verdict::Regress))
+            let within = c.status == CheckStatus::Pass
+                || (self.options.confirm && c.unconfirmed_over_limit());
+            within && !(self.options.fail_on_regress && c.verdict_kind() == Some(Verdict::Regress))
         })
     }
 

@@ -33,6 +33,12 @@ pub struct GateOptions {
     /// Also fail the gate on a `regress` verdict that the seed rule lets through (a slowdown
     /// inside a wide tolerance). Off by default: the seed rule alone decides, as the seeds did.
     pub fail_on_regress: bool,
+    /// An over-limit metric fails the gate only when its two-sample verdict confirms it
+    /// (`regress`): on a machine whose slow periods move one worker process of a case by 2x or
+    /// more, the rule alone fails unchanged code. Metrics without samples on both sides keep the
+    /// rule. Off by default.
+    #[serde(default)]
+    pub confirm: bool,
 }
 
 impl Default for GateOptions {
@@ -47,6 +53,7 @@ impl Default for GateOptions {
                 seed: DEFAULT_GATE_SEED,
             },
             fail_on_regress: false,
+            confirm: false,
         }
     }
 }

@@ -237,10 +237,11 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
             );
         }
     };
+    let excused = |c: &Check| cmp.options.confirm && c.unconfirmed_over_limit();
     let failures: Vec<&Check> = cmp
         .checks
         .iter()
-        .filter(|c| c.status != CheckStatus::Pass)
+        .filter(|c| c.status != CheckStatus::Pass && !excused(c))
         .collect();
     table(
         &mut md,
@@ -248,6 +249,14 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
         failures,
         "None: every baselined metric is within its limit.",
     );
+    if cmp.options.confirm {
+        table(
+            &mut md,
+            "Over the limit, not confirmed by the samples (`--confirm`)",
+            cmp.checks.iter().filter(|c| excused(c)).collect(),
+            "None.",
+        );
+    }
     let by_verdict = |v: Verdict| -> Vec<&Check> {
         cmp.checks
             .iter()

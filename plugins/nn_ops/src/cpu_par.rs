@@ -11,6 +11,12 @@ use rayon::prelude::*;
 /// Bytes moved per call (read + written, the declared work) from which a call uses all cores.
 pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
+/// Rows of `row_len` elements per block of a task's loop: about 2 K elements (8 KiB of f32), so
+/// a block stays in L1 from its conversion to f32 through the passes over each row to its store.
+pub fn rows_per_block(row_len: usize) -> usize {
+    (2_048 / row_len.max(1)).max(1)
+}
+
 /// Calls `f(index, chunk)` for every `chunk`-sized piece of `data`, in parallel when `parallel`.
 pub fn for_each_chunk<T: Send>(
     data: &mut [T],

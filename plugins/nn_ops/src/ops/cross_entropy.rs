@@ -187,14 +187,23 @@ impl NnOp for CrossEntropy {
         let per = rows_per_task(v);
         // One task: rows [r0, r0 + k), returning (sum of losses, counted rows); `grad` is the
         // task's slice of the gradient when there is one.
-        let task = |r0: usize, k: usize, grad: Option<&mut [T]>| -> (f64, usize) {
-            let mut rows = vec![0.0f32; k * v];
-            T::load(&x[r0 * v..(r0 + k) * v], &mut rows);
-            let part = rows_loss(&mut rows, v, &tg[r0..r0 + k], inv_n, grad.is_some());
-            if let Some(g) = grad {
-                T::store(&rows, g);
+        // A block of rows at a time (about 2 K logits, L1-resident between load and store).
+        let block = crate::cpu_par::rows_per_block(v);
+        let task = |r0: usize, k: usize, mut grad: Option<&mut [T]>| -> (f64, usize) {
+            let mut buf = vec![0.0f32; block.min(k) * v];
+            let (mut sum, mut count) = (0.0f64, 0usize);
+            for b0 in (r0..r0 + k).step_by(block) {
+                let n = block.min(r0 + k - b0);
+                let rows = &mut buf[..n * v];
+                T::load(&x[b0 * v..(b0 + n) * v], rows);
+                let (s, c) = rows_loss(rows, v, &tg[b0..b0 + n], inv_n, grad.is_some());
+                sum += s;
+                count += c;
+                if let Some(g) = grad.as_deref_mut() {
+                    T::store(rows, &mut g[(b0 - r0) * v..(b0 - r0 + n) * v]);
+                }
             }
-            part
+            (sum, count)
         };
         let tasks = self.rows.div_ceil(per);
         let parts: Vec<(f64, usize)> = match outputs.tensors.first_mut() {

@@ -101,12 +101,20 @@ impl NnOp for LayerNorm {
         T::load(b, &mut bf);
         let eps = self.eps as f32;
         let per = rows_per_task(dim);
+        // Rows are converted and normalized a block at a time: the block stays in L1 between
+        // the load, the passes over each row and the store (a task-sized buffer did not: bf16
+        // at dim 512 ran 1.46x slower through L2).
+        let block = crate::cpu_par::rows_per_block(dim) * dim;
         for_each_chunk(&mut outputs.tensors[0], per * dim, parallel, |task, out| {
             let at = task * per * dim;
-            let mut rows = vec![0.0f32; out.len()];
-            T::load(&x[at..at + out.len()], &mut rows);
-            normalize_rows(&mut rows, dim, &wf, &bf, eps);
-            T::store(&rows, out);
+            let mut buf = vec![0.0f32; block.min(out.len())];
+            for (i, y) in out.chunks_mut(block).enumerate() {
+                let rows = &mut buf[..y.len()];
+                let from = at + i * block;
+                T::load(&x[from..from + y.len()], rows);
+                normalize_rows(rows, dim, &wf, &bf, eps);
+                T::store(rows, y);
+            }
         });
     }
 
