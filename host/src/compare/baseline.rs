@@ -144,6 +144,17 @@ impl Baseline {
         baseline
     }
 
+    /// The metric id `key` names in `run`: the key itself, or for a seed-style baseline the
+    /// case the matching export fills it from (else why the export has no number there).
+    pub(crate) fn metric_id(&self, run: &RunSummary, key: &str) -> Result<String, String> {
+        match self.seed_keys {
+            Some(seed) => seed
+                .resolve(run, key)
+                .map_err(|reason| format!("{}: {reason}", seed.format_name())),
+            None => Ok(key.to_string()),
+        }
+    }
+
     /// Attaches a reference run (for example the run the baseline file was emitted from).
     pub fn with_reference(mut self, run: RunSummary) -> Self {
         self.reference = Some(Box::new(run));

@@ -160,10 +160,15 @@ impl Comparison {
     /// `fail_on_regress` no verdict is `regress`.
     pub fn passed(&self) -> bool {
         self.checks.iter().all(|c| {
-            let within = c.status == CheckStatus::Pass
-                || (self.options.confirm && c.unconfirmed_over_limit());
-            within && !(self.options.fail_on_regress && c.verdict_kind() == Some(Verdict::Regress))
+            (c.status == CheckStatus::Pass || self.excused(c))
+                && !(self.options.fail_on_regress && c.verdict_kind() == Some(Verdict::Regress))
         })
+    }
+
+    /// Whether `check` is over its limit but does not fail the gate: `confirm` is on and the
+    /// samples do not confirm the slowdown ([`Check::unconfirmed_over_limit`]).
+    pub fn excused(&self, check: &Check) -> bool {
+        self.options.confirm && check.unconfirmed_over_limit()
     }
 
     /// `pass` or `fail`, the seeds' overall status.

@@ -49,27 +49,19 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
     let mut metric_checks: Vec<Check> = baseline
         .metrics
         .iter()
-        .map(|(key, bm)| {
-            let resolved = match baseline.seed_keys {
-                Some(seed) => seed
-                    .resolve(summary, key)
-                    .map_err(|reason| format!("{}: {reason}", seed.format_name())),
-                None => Ok(key.clone()),
-            };
-            match resolved {
-                Ok(metric) => {
-                    if let Some((case_id, _)) = split_metric(&metric) {
-                        covered.insert(case_id.to_string());
-                    }
-                    metric_check(summary, baseline, key, &metric, bm, opts)
+        .map(|(key, bm)| match baseline.metric_id(summary, key) {
+            Ok(metric) => {
+                if let Some((case_id, _)) = split_metric(&metric) {
+                    covered.insert(case_id.to_string());
                 }
-                Err(reason) => {
-                    let mut c = Check::empty(key.clone(), CheckStatus::Missing);
-                    c.baseline_ms = Some(bm.value_ms);
-                    c.allowed_max_ms = Some(bm.allowed_max_ms());
-                    c.reason = Some(reason);
-                    c
-                }
+                metric_check(summary, baseline, key, &metric, bm, opts)
+            }
+            Err(reason) => {
+                let mut c = Check::empty(key.clone(), CheckStatus::Missing);
+                c.baseline_ms = Some(bm.value_ms);
+                c.allowed_max_ms = Some(bm.allowed_max_ms());
+                c.reason = Some(reason);
+                c
             }
         })
         .collect();

@@ -237,11 +237,10 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
             );
         }
     };
-    let excused = |c: &Check| cmp.options.confirm && c.unconfirmed_over_limit();
     let failures: Vec<&Check> = cmp
         .checks
         .iter()
-        .filter(|c| c.status != CheckStatus::Pass && !excused(c))
+        .filter(|c| c.status != CheckStatus::Pass && !cmp.excused(c))
         .collect();
     table(
         &mut md,
@@ -253,7 +252,7 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
         table(
             &mut md,
             "Over the limit, not confirmed by the samples (`--confirm`)",
-            cmp.checks.iter().filter(|c| excused(c)).collect(),
+            cmp.checks.iter().filter(|c| cmp.excused(c)).collect(),
             "None.",
         );
     }

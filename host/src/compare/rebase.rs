@@ -32,20 +32,19 @@ pub fn rebase(
     let mut rebased = baseline.clone();
     let mut missing = Vec::new();
     for (key, metric) in &mut rebased.metrics {
-        let resolved = match baseline.seed_keys {
-            Some(seed) => seed.resolve(&reference, key),
-            None => Ok(key.clone()),
+        let why = match baseline.metric_id(&reference, key) {
+            Ok(id) => match lookup(&reference, &id) {
+                Current::Value(v) => {
+                    metric.value_ms = v.ms;
+                    continue;
+                }
+                Current::NotOk(case) => format!("case is `{}`", case.status.as_str()),
+                Current::NoCase { .. } => "no such case".to_string(),
+                Current::NoMetric { detail } => detail,
+            },
+            Err(reason) => reason,
         };
-        let found = resolved.map_err(|reason| format!("`{key}` ({reason})"));
-        match found.map(|id| (lookup(&reference, &id), id)) {
-            Ok((Current::Value(v), _)) => metric.value_ms = v.ms,
-            Ok((Current::NotOk(case), _)) => {
-                missing.push(format!("`{key}` (case is `{}`)", case.status.as_str()))
-            }
-            Ok((Current::NoCase { .. }, _)) => missing.push(format!("`{key}` (no such case)")),
-            Ok((Current::NoMetric { detail }, _)) => missing.push(format!("`{key}` ({detail})")),
-            Err(e) => missing.push(e),
-        }
+        missing.push(format!("`{key}` ({why})"));
     }
     if !missing.is_empty() {
         return Err(CompareError::Rebase {

@@ -5,6 +5,8 @@
 //! rayon's pool. The limit was 4 MiB; at 1 MiB the seed's dim-64 shapes (2 MiB moved) use both
 //! cores as PyTorch does (its grain is 32,768 elements): on the 2-core machine GELU, Swish and
 //! LayerNorm at 16 x 256 x 64 ran 0.19-0.48x PyTorch's speed single-threaded (2026-11-25).
+//! [`rows_per_block`] is the other half of the CPU paths' work split: how many rows a task's
+//! loop converts to f32 and processes at a time.
 
 use rayon::prelude::*;
 
