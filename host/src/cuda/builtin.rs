@@ -1,6 +1,7 @@
 //! [`Builtins`]: the host's own CUDA kernels, compiled once per device with NVRTC: the
 //! `%globaltimer` spin kernels that calibration uses as a known duration, the hold kernel that
-//! keeps the GPU busy while the host enqueues a sample, and a probe of the timer's resolution.
+//! keeps the GPU busy while the host enqueues a sample, a probe of the timer's resolution, and the
+//! 16-byte copy kernel behind the copy and L2 lines.
 
 use std::sync::Arc;
 
@@ -11,8 +12,9 @@ use cudarc::nvrtc::Ptx;
 
 use super::{CudaError, nvrtc};
 
-/// CUDA C of the built-in kernels. One thread each: a single thread reading `%globaltimer` ends
-/// its spin at the first reading past the deadline, and nothing else runs on the SM to delay it.
+/// CUDA C of the built-in kernels. The timer kernels run one thread each: a single thread reading
+/// `%globaltimer` ends its spin at the first reading past the deadline, and nothing else runs on
+/// the SM to delay it.
 pub const SOURCE: &str = r#"
 __device__ __forceinline__ unsigned long long apex_globaltimer() {
     unsigned long long t;
@@ -62,7 +64,101 @@ extern "C" __global__ void apex_timer_resolution(unsigned long long* out, unsign
     out[1] = steps;
     out[2] = prev - first;
 }
+
+// Copies n 16-byte words from src to dst, `reps` times over (reps > 1 re-reads a buffer that
+// then sits in L2), four independent loads in flight per thread, grid-stride. STREAM uses the
+// evict-first cache hints (ld.global.cs / st.global.cs) for data touched once.
+template <bool STREAM>
+__device__ __forceinline__ uint4 apex_load(const uint4* p) { return STREAM ? __ldcs(p) : *p; }
+template <bool STREAM>
+__device__ __forceinline__ void apex_store(uint4* p, uint4 v) { if (STREAM) __stcs(p, v); else *p = v; }
+template <bool STREAM>
+__device__ __forceinline__ void apex_copy16_body(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                                 unsigned long long n, unsigned int reps) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (unsigned int r = 0; r < reps; ++r) {
+        unsigned long long i = first;
+        for (; i + 3 * stride < n; i += 4 * stride) {
+            uint4 a = apex_load<STREAM>(src + i), b = apex_load<STREAM>(src + i + stride);
+            uint4 c = apex_load<STREAM>(src + i + 2 * stride), d = apex_load<STREAM>(src + i + 3 * stride);
+            apex_store<STREAM>(dst + i, a); apex_store<STREAM>(dst + i + stride, b);
+            apex_store<STREAM>(dst + i + 2 * stride, c); apex_store<STREAM>(dst + i + 3 * stride, d);
+        }
+        for (; i < n; i += stride) apex_store<STREAM>(dst + i, apex_load<STREAM>(src + i));
+    }
+}
+extern "C" __global__ void apex_copy16(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                       unsigned long long n, unsigned int reps) {
+    apex_copy16_body<false>(src, dst, n, reps);
+}
+extern "C" __global__ void apex_copy16_stream(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                              unsigned long long n, unsigned int reps) {
+    apex_copy16_body<true>(src, dst, n, reps);
+}
 "#;
+
+/// Threads per block of the copy kernel.
+const COPY_BLOCK: u32 = 256;
+
+/// One way of running the copy kernel: cache hints and blocks per SM. The copy line takes the
+/// fastest of [`CopyVariant::ALL`] on the device at hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyVariant {
+    /// Evict-first loads and stores (`__ldcs`/`__stcs`).
+    pub streaming: bool,
+    /// Resident blocks of [`COPY_BLOCK`] threads per SM (8: the full 2048 threads).
+    pub blocks_per_sm: u32,
+}
+
+impl CopyVariant {
+    pub const ALL: [CopyVariant; 6] = [
+        CopyVariant {
+            streaming: false,
+            blocks_per_sm: 2,
+        },
+        CopyVariant {
+            streaming: false,
+            blocks_per_sm: 4,
+        },
+        CopyVariant {
+            streaming: false,
+            blocks_per_sm: 8,
+        },
+        CopyVariant {
+            streaming: true,
+            blocks_per_sm: 2,
+        },
+        CopyVariant {
+            streaming: true,
+            blocks_per_sm: 4,
+        },
+        CopyVariant {
+            streaming: true,
+            blocks_per_sm: 8,
+        },
+    ];
+    /// The L2 line's variant (plain hints keep the buffer in L2).
+    pub const L2: CopyVariant = CopyVariant {
+        streaming: false,
+        blocks_per_sm: 8,
+    };
+}
+
+impl std::fmt::Display for CopyVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hints = if self.streaming {
+            "evict-first"
+        } else {
+            "default"
+        };
+        write!(
+            f,
+            "{hints} hints, {} blocks of {COPY_BLOCK}/SM",
+            self.blocks_per_sm
+        )
+    }
+}
 
 const ONE_THREAD: LaunchConfig = LaunchConfig {
     grid_dim: (1, 1, 1),
@@ -76,6 +172,9 @@ pub struct Builtins {
     spin: CudaFunction,
     paced: CudaFunction,
     resolution: CudaFunction,
+    copy16: CudaFunction,
+    copy16_stream: CudaFunction,
+    sm_count: u32,
     scratch: CudaSlice<u64>,
 }
 
@@ -106,6 +205,14 @@ impl Builtins {
             spin: get("apex_spin")?,
             paced: get("apex_spin_paced")?,
             resolution: get("apex_timer_resolution")?,
+            copy16: get("apex_copy16")?,
+            copy16_stream: get("apex_copy16_stream")?,
+            sm_count: ctx
+                .attribute(
+                    cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                )
+                .map_err(|e| CudaError::driver("read the SM count", e))?
+                .max(1) as u32,
             scratch: stream
                 .alloc_zeros::<u64>(4)
                 .map_err(|e| CudaError::driver("allocate the hold kernel's scratch", e))?,
@@ -152,6 +259,44 @@ impl Builtins {
         unsafe { launch.launch(ONE_THREAD) }
             .map(|_| ())
             .map_err(|e| CudaError::driver("launch the hold kernel", e))
+    }
+
+    /// Enqueues `reps` copies of the first `bytes` of `src` into `dst` with the 16-byte copy
+    /// kernel run as `variant` (`bytes` a multiple of 16, both buffers at least that long).
+    pub fn copy16(
+        &self,
+        stream: &Arc<CudaStream>,
+        (src, dst): (&CudaSlice<u8>, &mut CudaSlice<u8>),
+        bytes: usize,
+        reps: u32,
+        variant: CopyVariant,
+    ) -> Result<(), CudaError> {
+        if !bytes.is_multiple_of(16) || bytes > src.len() || bytes > dst.len() {
+            return Err(CudaError::Unsupported(format!(
+                "the copy kernel copies whole 16-byte words within both buffers, not {bytes} bytes"
+            )));
+        }
+        let words = (bytes / 16) as u64;
+        let blocks = (self.sm_count * variant.blocks_per_sm)
+            .min(u32::try_from(words.div_ceil(u64::from(COPY_BLOCK))).unwrap_or(u32::MAX))
+            .max(1);
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (COPY_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let function = if variant.streaming {
+            &self.copy16_stream
+        } else {
+            &self.copy16
+        };
+        let mut launch = stream.launch_builder(function);
+        launch.arg(src).arg(dst).arg(&words).arg(&reps);
+        // SAFETY: the signature is (const uint4*, uint4*, u64, u32); both buffers hold at least
+        // `words` 16-byte words (checked above) and cudarc's allocations are 256-byte aligned.
+        unsafe { launch.launch(config) }
+            .map(|_| ())
+            .map_err(|e| CudaError::driver("launch the copy kernel", e))
     }
 
     /// Measures how often `%globaltimer` advances (synchronizes the stream).

@@ -35,7 +35,7 @@ pub mod nvrtc;
 mod probe;
 
 pub use batch::{BatchTimer, DEFAULT_MIN_SAMPLE_S};
-pub use builtin::{Builtins, SOURCE as BUILTIN_SOURCE, TimerResolution};
+pub use builtin::{Builtins, CopyVariant, SOURCE as BUILTIN_SOURCE, TimerResolution};
 pub use cold::{ColdTimer, LAUNCH_FLOOR_SAMPLES};
 pub use device::{Device, device_count};
 pub use error::{CudaError, driver_message};
