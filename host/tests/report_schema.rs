@@ -200,6 +200,7 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             launch_floor_us: cuda.then_some(3.1),
+            worker_case: u32::from(cuda) * 2,
         }),
         key,
         ran_on: Default::default(),

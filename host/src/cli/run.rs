@@ -65,6 +65,10 @@ pub struct RunArgs {
     /// Export every raw sample into the reports.
     #[arg(long)]
     pub save_samples: bool,
+    /// Start a worker process for every CUDA case, as for CPU cases [default: consecutive CUDA
+    /// cases of one plugin share a worker until one of them does not pass].
+    #[arg(long)]
+    pub worker_per_case: bool,
     /// Gate the run against this baseline file; `auto` picks `baselines/gpu-<class>.json` for
     /// this machine's GPU (`baselines/cpu.json` for a CPU-only run) and says which.
     #[arg(long, value_name = "FILE", conflicts_with = "compare_to")]
@@ -224,6 +228,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         assemble: ctx,
         devices: slots.clone(),
         interrupt,
+        session_workers: !args.worker_per_case,
     };
     let measuring_since = std::time::Instant::now();
     let ran = run_plan(&plan, &schedule, |event| {

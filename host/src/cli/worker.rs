@@ -1,4 +1,5 @@
-//! `apex-host __worker --request FILE --reply FILE`: one case, in this process.
+//! `apex-host __worker --request FILE --reply FILE`: one case, in this process;
+//! `apex-host __worker --session`: a sequence of cases read from standard input.
 
 use std::path::PathBuf;
 
@@ -6,10 +7,13 @@ use super::exit_codes::ApexExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
-    #[arg(long)]
-    pub request: PathBuf,
-    #[arg(long)]
-    pub reply: PathBuf,
+    #[arg(long, required_unless_present = "session")]
+    pub request: Option<PathBuf>,
+    #[arg(long, required_unless_present = "session")]
+    pub reply: Option<PathBuf>,
+    /// Serve cases from standard input until it ends (the host's session workers).
+    #[arg(long, conflicts_with_all = ["request", "reply"])]
+    pub session: bool,
 }
 
 #[expect(
@@ -17,7 +21,11 @@ pub struct WorkerArgs {
     reason = "the worker's stderr is captured by the host as the crash context"
 )]
 pub fn exec(args: &WorkerArgs) -> i32 {
-    match crate::measure::run_worker(&args.request, &args.reply) {
+    let served = match (&args.request, &args.reply) {
+        (Some(request), Some(reply)) if !args.session => crate::measure::run_worker(request, reply),
+        _ => crate::measure::run_session(),
+    };
+    match served {
         Ok(()) => ApexExitCode::OK,
         Err(e) => {
             eprintln!("apex-host worker: {e}");

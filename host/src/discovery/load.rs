@@ -118,18 +118,20 @@ pub fn param_json(v: &ParamValue) -> serde_json::Value {
     }
 }
 
-/// One kernel opened in a worker: the library loaded again in this process and the kernel found.
-pub struct OpenedKernel {
-    pub info: KernelInfo,
-    pub kernel: FfiKernelBox,
+/// One kernel of a loaded library, as a worker measures it.
+#[derive(Clone, Copy)]
+pub struct KernelRef<'a> {
+    pub info: &'a KernelInfo,
+    pub kernel: &'a FfiKernelBox,
 }
 
-/// Loads `library` and returns the kernel `id` from it.
-pub fn open_kernel(library: &Path, id: &str) -> Result<OpenedKernel, String> {
-    let lib = load_library(library, None)?;
-    lib.kernels
-        .into_iter()
-        .find(|(info, _)| info.id == id)
-        .map(|(info, kernel)| OpenedKernel { info, kernel })
-        .ok_or_else(|| format!("kernel `{id}` is not in `{}`", library.display()))
+impl LoadedLibrary {
+    /// The kernel `id` of this library.
+    pub fn kernel(&self, id: &str) -> Result<KernelRef<'_>, String> {
+        self.kernels
+            .iter()
+            .find(|(info, _)| info.id == id)
+            .map(|(info, kernel)| KernelRef { info, kernel })
+            .ok_or_else(|| format!("kernel `{id}` is not in `{}`", self.path.display()))
+    }
 }

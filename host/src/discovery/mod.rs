@@ -17,6 +17,6 @@ mod registry;
 mod scan;
 
 pub use build::{BuildOutcome, build_stale};
-pub use load::{LoadedLibrary, OpenedKernel, load_library, open_kernel};
+pub use load::{KernelRef, LoadedLibrary, load_library};
 pub use registry::{DiscoverOptions, LoadFailure, LoadedPlugin, Registry, discover};
 pub use scan::{Candidate, CrateInfo, ScanResult, find_project_root, scan};

@@ -184,6 +184,7 @@ fn protocol_info(reply: &WorkerReply, ctx: &AssembleContext) -> ProtocolInfo {
         processes: 1,
         phases_s: reply.phases.iter().cloned().collect(),
         launch_floor_us: reply.launch_floor_us,
+        worker_case: reply.worker_case,
     }
 }
 

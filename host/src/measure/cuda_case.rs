@@ -1,10 +1,11 @@
-//! A CUDA case in the worker: open the device (primary context, one capturable stream), hand the
-//! plugin its handles, then the device measurements in order — `cold` (flushed, one call, less
+//! A CUDA case in the worker: the device rig (primary context, one capturable stream, the cold and
+//! launch timers, the NVML monitor: opened by the process's first CUDA case and kept for the next
+//! ones of a session worker), the plugin's handles, then the device measurements in order — `cold` (flushed, one call, less
 //! the launch floor), `launch` (launch-inclusive latency), `batch` (back-to-back calls rotating
 //! over DRAM-cold buffer sets when the plugin supports it, with NVML energy read over the same
 //! window) — peak device memory, and the accuracy check after a synchronize. Every phase's wall
 //! time goes into the reply. A CUDA error at any point becomes the case's reason with the CUDA
-//! error name; the worker process ends with the case, so a sticky error never reaches the next
+//! error name; the worker process ends with a failed case, so a sticky error never reaches the next
 //! case.
 
 use std::time::Instant;
@@ -23,7 +24,7 @@ use super::worker::{
 };
 use crate::cuda::nvml::Monitor;
 use crate::cuda::{BatchTimer, ColdTimer, CudaError, Device, LaunchTimer, PeakMemory};
-use crate::discovery::OpenedKernel;
+use crate::discovery::KernelRef;
 use crate::model::EnergyBlock;
 
 fn cuda(e: CudaError) -> WorkerError {
@@ -53,35 +54,96 @@ impl Phases {
     }
 }
 
-/// Measures `opened` on the device of `request`, filling `reply`.
+/// What a worker keeps of the device between its CUDA cases: the device (primary context, stream,
+/// built-in kernels), the cold timer (its L2 flush buffer and the launch floor it measured), the
+/// launch timer and the NVML monitor. Nothing of a case lives here: the batch timer (whose graphs
+/// hold the case's buffers) and the peak-memory baseline are made per case.
+pub struct CudaRig {
+    ordinal: u32,
+    device: Device,
+    cold: ColdTimer,
+    launch: LaunchTimer,
+    monitor: Result<Monitor, String>,
+}
+
+impl CudaRig {
+    fn open(ordinal: u32) -> Result<Self, CudaError> {
+        let device = Device::open(ordinal as usize)?;
+        let cold = ColdTimer::new(&device)?;
+        let launch = LaunchTimer::new(&device)?;
+        let monitor = device
+            .info()
+            .map_err(|e| e.case_reason())
+            .and_then(|i| Monitor::open(&i.uuid));
+        Ok(Self {
+            ordinal,
+            device,
+            cold,
+            launch,
+            monitor,
+        })
+    }
+
+    /// The rig of GPU `ordinal`: `rig` itself when it is already that GPU's, else a new one.
+    fn acquire(rig: &mut Option<CudaRig>, ordinal: u32) -> Result<&mut CudaRig, CudaError> {
+        if rig.as_ref().is_some_and(|r| r.ordinal != ordinal) {
+            *rig = None;
+        }
+        match rig {
+            Some(r) => Ok(r),
+            None => Ok(rig.insert(CudaRig::open(ordinal)?)),
+        }
+    }
+}
+
+/// Measures `kernel` on the device of `request` with the worker's `rig` (opened here when the
+/// process has none for that GPU yet), filling `reply`.
 pub fn measure(
+    rig: &mut Option<CudaRig>,
     request: &WorkerRequest,
-    opened: &OpenedKernel,
+    kernel: KernelRef<'_>,
     precision: Precision,
     tolerance: &Tolerance,
     reply: &mut WorkerReply,
 ) -> Result<(), WorkerError> {
     let mut phases = Phases::new();
-    let outcome = measure_phases(request, opened, precision, tolerance, reply, &mut phases);
+    let outcome = CudaRig::acquire(rig, request.device)
+        .map_err(cuda)
+        .and_then(|rig| {
+            measure_phases(
+                rig,
+                request,
+                kernel,
+                precision,
+                tolerance,
+                reply,
+                &mut phases,
+            )
+        });
     reply.phases.append(&mut phases.list);
     outcome
 }
 
 fn measure_phases(
+    rig: &mut CudaRig,
     request: &WorkerRequest,
-    opened: &OpenedKernel,
+    kernel: KernelRef<'_>,
     precision: Precision,
     tolerance: &Tolerance,
     reply: &mut WorkerReply,
     phases: &mut Phases,
 ) -> Result<(), WorkerError> {
-    let device = Device::open(request.device as usize).map_err(cuda)?;
+    let CudaRig {
+        device,
+        cold,
+        launch,
+        monitor,
+        ..
+    } = rig;
     // The timers' own buffers (the L2 flush, the hold kernel) exist before the peak-memory
     // baseline is taken, so they are not counted as the case's memory.
-    let mut cold = ColdTimer::new(&device).map_err(cuda)?;
-    let mut launch = LaunchTimer::new(&device).map_err(cuda)?;
-    let mut batch = BatchTimer::new(&device, opened.info.graph_capturable).map_err(cuda)?;
-    let mut peak = PeakMemory::start(&device).map_err(cuda)?;
+    let mut batch = BatchTimer::new(device, kernel.info.graph_capturable).map_err(cuda)?;
+    let mut peak = PeakMemory::start(device).map_err(cuda)?;
     reply.launch_floor_us = Some(cold.launch_floor_s() * 1e6);
     phases.mark("device");
     let setup = SetupRequest {
@@ -91,10 +153,10 @@ fn measure_phases(
         seed: request.seed,
         cuda: ROption::RSome(device.handles()),
     };
-    if unavailable(&opened.kernel, &setup, reply) {
+    if unavailable(kernel.kernel, &setup, reply) {
         return Ok(());
     }
-    let mut instance = setup_instance(&opened.kernel, &setup)?;
+    let mut instance = setup_instance(kernel.kernel, &setup)?;
     device
         .synchronize()
         .map_err(|e| WorkerError(format!("setup failed: {}", e.case_reason())))?;
@@ -106,11 +168,11 @@ fn measure_phases(
 
     let run_failed = |e: super::MeasureError| WorkerError(format!("run failed: {e}"));
     reply.modes.push(raw_mode(
-        sample(&mut cold, &mut Call(&mut instance), &request.settings).map_err(run_failed)?,
+        sample(cold, &mut Call(&mut instance), &request.settings).map_err(run_failed)?,
     ));
     phases.mark("cold");
     reply.modes.push(raw_mode(
-        sample(&mut launch, &mut Call(&mut instance), &request.settings).map_err(run_failed)?,
+        sample(launch, &mut Call(&mut instance), &request.settings).map_err(run_failed)?,
     ));
     phases.mark("launch");
     // The case's own memory, before the rotation's copies.
@@ -128,10 +190,6 @@ fn measure_phases(
         .map_err(|e| WorkerError(format!("rotate failed: {}", e.case_reason())))?;
     phases.mark("rotate");
 
-    let monitor = device
-        .info()
-        .map_err(|e| e.case_reason())
-        .and_then(|i| Monitor::open(&i.uuid));
     let window = monitor.as_ref().ok().map(Monitor::start);
     let mut counted = Counted::new(&mut batch);
     let batched =
@@ -140,7 +198,7 @@ fn measure_phases(
     reply.energy = Some(match window {
         Some(w) => w.stop(calls),
         None => EnergyBlock {
-            energy_unavailable: monitor.err(),
+            energy_unavailable: monitor.as_ref().err().cloned(),
             ..EnergyBlock::default()
         },
     });

@@ -7,7 +7,7 @@
 //! and anything it started), on a timeout as on an interrupt.
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -58,29 +58,15 @@ pub fn run_in_worker(
         Ok(f) => f,
         Err(e) => return io_err("cannot create the worker's stderr file", e),
     };
-    let mut command = Command::new(exe);
+    let mut command = worker_command(exe, cpus);
     command
-        .arg(WORKER_SUBCOMMAND)
         .arg("--request")
         .arg(&request_path)
         .arg("--reply")
         .arg(&reply_path)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(stderr)
-        .process_group(0);
-    if let Some(set) = cpu_set(cpus) {
-        // SAFETY: the closure runs in the child between fork and exec and makes one system call
-        // (async-signal-safe) on a set built before the fork.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
+        .stderr(stderr);
     let spawned = command.spawn();
     let mut child = match spawned {
         Ok(c) => c,
@@ -112,8 +98,28 @@ pub fn run_in_worker(
     }
     match read_reply(&reply_path) {
         Some(reply) if status.success() => WorkerOutcome::Replied(Box::new(reply)),
-        _ => WorkerOutcome::Crashed(crash_reason(status, &stderr_path)),
+        _ => WorkerOutcome::Crashed(crash_reason(status, &stderr_path, 0)),
     }
+}
+
+/// `apex-host __worker` as its own process group leader, pinned to `cpus` when not empty (the
+/// caller adds the mode's arguments and the standard streams).
+pub(super) fn worker_command(exe: &Path, cpus: &[usize]) -> Command {
+    let mut command = Command::new(exe);
+    command.arg(WORKER_SUBCOMMAND).process_group(0);
+    if let Some(set) = cpu_set(cpus) {
+        // SAFETY: the closure runs in the child between fork and exec and makes one system call
+        // (async-signal-safe) on a set built before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    command
 }
 
 /// The affinity mask of `cpus`, or `None` for an empty list (no pinning).
@@ -131,19 +137,24 @@ fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
     }
 }
 
-fn read_reply(path: &PathBuf) -> Option<WorkerReply> {
+pub(super) fn read_reply(path: &Path) -> Option<WorkerReply> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
-/// `killed by SIGSEGV (signal 11)` or `exited with code 3`, plus the last line of stderr.
-fn crash_reason(status: ExitStatus, stderr_path: &Path) -> String {
+/// `killed by SIGSEGV (signal 11)` or `exited with code 3`, plus the last line of stderr written
+/// after byte `from` (a session worker's earlier cases wrote the part before).
+pub(super) fn crash_reason(status: ExitStatus, stderr_path: &Path, from: u64) -> String {
     use std::os::unix::process::ExitStatusExt;
     let mut reason = match (status.signal(), status.code()) {
         (Some(sig), _) => format!("killed by {} (signal {sig})", signal_name(sig)),
         (None, Some(code)) => format!("worker exited with code {code} without a result"),
         (None, None) => "worker ended without a result".to_string(),
     };
-    let stderr = std::fs::read_to_string(stderr_path).unwrap_or_default();
+    let stderr = std::fs::read(stderr_path).unwrap_or_default();
+    let start = usize::try_from(from)
+        .unwrap_or(usize::MAX)
+        .min(stderr.len());
+    let stderr = String::from_utf8_lossy(&stderr[start..]);
     if let Some(last) = stderr.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
         let last: String = last.chars().take(300).collect();
         reason.push_str(&format!("; last stderr line: {last}"));

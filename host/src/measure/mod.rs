@@ -5,8 +5,10 @@
 //! ```text
 //! host: schedule::run_plan (CPU cases in rounds: process r of every case, then r + 1;
 //!         │                  then CUDA cases, one thread per GPU of the pool: devices)
-//!         └─ isolation::run_in_worker ──spawn──► apex-host __worker ── worker::run_worker
-//!                                                   │ setup → sampling::sample(Timer) → check_accuracy
+//!         ├─ isolation::run_in_worker ──spawn──► apex-host __worker ── worker::run_worker
+//!         │                                         │ setup → sampling::sample(Timer) → check_accuracy
+//!         └─ session::WorkerSession (CUDA) ─stdin──► apex-host __worker --session ── worker::run_session
+//!                                                   │ the same per case; the device rig kept
 //!       pool::pool → assemble::assemble ◄──reply.json / signal / timeout──┘
 //! ```
 //! The timers: [`CpuTimer`] here, the CUDA cold and batch timers in `crate::cuda`.
@@ -20,6 +22,7 @@ mod pool;
 pub mod rotation;
 mod sampling;
 mod schedule;
+mod session;
 mod timer;
 pub mod wire;
 mod worker;
@@ -31,8 +34,9 @@ pub use isolation::{WORKER_SUBCOMMAND, WorkerOutcome, run_in_worker, signal_name
 pub use pool::pool;
 pub use sampling::{Sampled, sample};
 pub use schedule::{Ran, ScheduleContext, ScheduleEvent, run_plan};
+pub use session::WorkerSession;
 pub use timer::{Counted, Timer, Workload};
-pub use worker::{WorkerError, run_worker};
+pub use worker::{WorkerError, run_session, run_worker};
 
 /// A failure while measuring one case.
 #[derive(Debug, thiserror::Error)]

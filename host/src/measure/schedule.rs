@@ -9,7 +9,9 @@
 //!    next case from a shared queue, so with several GPUs they measure concurrently while no GPU
 //!    ever runs two measurements. No host case runs during this phase (a CPU measurement beside
 //!    a GPU one would disturb both), and each GPU's workers are pinned to their own share of the
-//!    cores ([`DeviceSlot::cpus`]). A GPU that fails is taken out of the pool
+//!    cores ([`DeviceSlot::cpus`]). Consecutive CUDA cases of one plugin share a session worker
+//!    ([`super::session`]) until one of them does not pass; `--worker-per-case` (and every
+//!    other device backend) starts a worker per case. A GPU that fails is taken out of the pool
 //!    ([`super::devices`]); if every GPU is out, the remaining device cases fail with the reasons.
 //!
 //! A case is finished, and handed to `on_event`, after its last process or its first failure.
@@ -24,6 +26,7 @@ use std::sync::Mutex;
 use std::sync::mpsc;
 
 use super::devices::{DeviceHealth, DeviceSlot, device_level_failure, probe};
+use super::session::WorkerSession;
 use super::wire::{WIRE_VERSION, WorkerRequest};
 use super::{AssembleContext, WorkerOutcome, assemble, pool, run_in_worker};
 use crate::interrupt::Interrupt;
@@ -43,6 +46,9 @@ pub struct ScheduleContext<'a> {
     pub devices: Vec<DeviceSlot>,
     /// Stops the schedule when requested (Ctrl-C); its tracked groups are the running workers.
     pub interrupt: &'a Interrupt,
+    /// Whether consecutive CUDA cases of one plugin on one GPU share a session worker (else each
+    /// case gets its own process, as host cases always do).
+    pub session_workers: bool,
 }
 
 /// What [`run_plan`] did.
@@ -294,6 +300,8 @@ fn device_thread<'a>(
     stop: &std::sync::atomic::AtomicBool,
     tx: &mpsc::Sender<Message<'a>>,
 ) {
+    let mut session: Option<WorkerSession<'_>> = None;
+    let mut sessions = 0u32;
     loop {
         if ctx.interrupt.is_requested() || stop.load(std::sync::atomic::Ordering::SeqCst) {
             return;
@@ -306,7 +314,44 @@ fn device_thread<'a>(
         }
         let scratch = ctx.scratch.join("workers").join(format!("{i}-0"));
         let request = request(case, 1, ctx.seed, slot.ordinal);
-        let outcome = run_in_worker(ctx.exe, &request, &scratch, ctx.interrupt, &slot.cpus);
+        let shared = ctx.session_workers && case.key.backend == "cuda";
+        if session
+            .as_ref()
+            .is_some_and(|s| !shared || s.library() != case.kernel.library)
+        {
+            session = None;
+        }
+        let outcome = if shared {
+            let started = match session.take() {
+                Some(s) => Ok(s),
+                None => {
+                    sessions += 1;
+                    let folder = ctx
+                        .scratch
+                        .join("workers")
+                        .join(format!("session-gpu{}-{sessions}", slot.ordinal));
+                    WorkerSession::start(
+                        ctx.exe,
+                        &case.kernel.library,
+                        &folder,
+                        ctx.interrupt,
+                        &slot.cpus,
+                    )
+                }
+            };
+            match started {
+                Ok(mut s) => {
+                    let (outcome, reusable) = s.run(&request, &scratch);
+                    if reusable {
+                        session = Some(s);
+                    }
+                    outcome
+                }
+                Err(outcome) => outcome,
+            }
+        } else {
+            run_in_worker(ctx.exe, &request, &scratch, ctx.interrupt, &slot.cpus)
+        };
         if outcome == WorkerOutcome::Interrupted {
             return;
         }

@@ -1,7 +1,8 @@
 //! The device phase of [`run_plan`] against a stand-in worker executable (a shell script that
 //! answers `__worker` with a prepared reply after a pause, and `__probe-device`), so the pool's
 //! rules are checked with real processes on a machine without a GPU: one case per GPU at a
-//! time, GPUs in parallel, a failing GPU taken out while the other finishes the queue.
+//! time, GPUs in parallel, a failing GPU taken out while the other finishes the queue, one
+//! session worker per GPU while the cases pass and a new one after a failure.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -44,7 +45,8 @@ fn ok_reply() -> WorkerReply {
 
 /// A stand-in `apex-host`: `__worker` logs `start <device> <ns>` and `end <device> <ns>` to
 /// `log`, sleeps 0.15 s, and replies `ok.json`, or `fault.json` on the devices in `faulty`;
-/// `__probe-device` succeeds unless the device is in `lost`.
+/// `__worker --session` does the same for each folder read from its input (logging `<pid>` to
+/// `sessions` when it starts); `__probe-device` succeeds unless the device is in `lost`.
 fn fake_exe(dir: &Path, faulty: &[u32], lost: &[u32]) -> PathBuf {
     let ok = dir.join("ok.json");
     std::fs::write(&ok, serde_json::to_string(&ok_reply()).unwrap()).unwrap();
@@ -62,13 +64,25 @@ if [ "$1" = "__probe-device" ]; then
   case "{lost}" in *" $3 "*) echo "CUDA_ERROR_NO_DEVICE: gone" >&2; exit 1;; esac
   exit 0
 fi
-dev=$(grep -o '"device": *[0-9]*' "$3" | tr -dc 0-9)
-echo "start $dev $(date +%s%N)" >> "$log"
-sleep 0.15
-echo "end $dev $(date +%s%N)" >> "$log"
-case "{faulty}" in *" $dev "*) cp "{fault}" "$5";; *) cp "{ok}" "$5";; esac
+serve() {{
+  dev=$(grep -o '"device": *[0-9]*' "$1" | tr -dc 0-9)
+  echo "start $dev $(date +%s%N)" >> "$log"
+  sleep 0.15
+  echo "end $dev $(date +%s%N)" >> "$log"
+  case "{faulty}" in *" $dev "*) cp "{fault}" "$2";; *) cp "{ok}" "$2";; esac
+}}
+if [ "$2" = "--session" ]; then
+  echo "$$" >> "{sessions}"
+  while read folder; do
+    serve "$folder/request.json" "$folder/reply.json"
+    echo done
+  done
+  exit 0
+fi
+serve "$3" "$5"
 "#,
         log = dir.join("log").display(),
+        sessions = dir.join("sessions").display(),
         lost = list(lost),
         faulty = list(faulty),
         fault = fault.display(),
@@ -131,8 +145,21 @@ fn slot(ordinal: u32) -> DeviceSlot {
     }
 }
 
-/// Runs `cases` CUDA cases on `devices` with the stand-in; returns what ran and the log lines.
+/// Runs `cases` CUDA cases on `devices` with the stand-in and session workers; returns what ran
+/// and the log lines.
 fn run(cases: usize, devices: &[u32], faulty: &[u32], lost: &[u32]) -> (Ran, Vec<String>) {
+    let (ran, log, _) = run_with(cases, devices, faulty, lost, true);
+    (ran, log)
+}
+
+/// [`run`] with or without session workers, also returning how many sessions started.
+fn run_with(
+    cases: usize,
+    devices: &[u32],
+    faulty: &[u32],
+    lost: &[u32],
+    session_workers: bool,
+) -> (Ran, Vec<String>, usize) {
     let dir = tempfile::tempdir().unwrap();
     let exe = fake_exe(dir.path(), faulty, lost);
     let interrupt = Interrupt::new();
@@ -143,10 +170,16 @@ fn run(cases: usize, devices: &[u32], faulty: &[u32], lost: &[u32]) -> (Ran, Vec
         assemble: slot(0).assemble,
         devices: devices.iter().map(|&d| slot(d)).collect(),
         interrupt: &interrupt,
+        session_workers,
     };
     let ran = run_plan(&cuda_plan(cases), &ctx, |_| Ok::<(), ()>(())).unwrap();
     let log = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
-    (ran, log.lines().map(String::from).collect())
+    let sessions = std::fs::read_to_string(dir.path().join("sessions")).unwrap_or_default();
+    (
+        ran,
+        log.lines().map(String::from).collect(),
+        sessions.lines().count(),
+    )
 }
 
 /// Per device, the (start, end) intervals of its workers, from the log.
@@ -245,4 +278,25 @@ fn a_gpu_that_fails_its_probe_leaves_at_once_and_without_gpus_the_rest_fail_with
         "{reason}"
     );
     assert!(ran.results.iter().all(|r| r.status == CaseStatus::Failed));
+}
+
+#[test]
+fn passing_cases_share_one_session_worker_per_gpu_and_a_failure_ends_it() {
+    let (ran, log, sessions) = run_with(6, &[0, 1], &[], &[], true);
+    assert!(ran.results.iter().all(|r| r.status == CaseStatus::Ok));
+    assert_eq!(log.len(), 12, "every case ran: {log:?}");
+    assert_eq!(sessions, 2, "one session worker per GPU");
+
+    let (ran, _, sessions) = run_with(6, &[0, 1], &[], &[], false);
+    assert!(ran.results.iter().all(|r| r.status == CaseStatus::Ok));
+    assert_eq!(sessions, 0, "--worker-per-case starts no session");
+
+    // Every case on GPU 1 fails: each failure ends its session, so each ran in a fresh one.
+    let (ran, _, sessions) = run_with(8, &[0, 1], &[1], &[], true);
+    assert_eq!(ran.results.len(), 8);
+    assert_eq!(
+        sessions,
+        1 + FAULTS,
+        "GPU 0's one session, and one per failed case on GPU 1"
+    );
 }

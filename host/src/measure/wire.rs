@@ -10,7 +10,7 @@ use crate::model::{AccuracyBlock, EnergyBlock, ParamMap, ProtocolSettings, WorkB
 
 /// Bumped on any change to these types; host and worker are the same binary, so a mismatch
 /// means a stale worker executable.
-pub const WIRE_VERSION: u32 = 4;
+pub const WIRE_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerRequest {
@@ -77,6 +77,10 @@ pub struct WorkerReply {
     /// The plugin's notes (`Instance::notes`).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// How many cases this worker process measured before this one (0: its first; a session
+    /// worker's later cases reuse its process, plugin library and device rig).
+    #[serde(default)]
+    pub worker_case: u32,
     /// Set when the kernel said the case cannot run here (`Kernel::unavailable`): the case is
     /// `skipped` with this reason, and nothing else in the reply is set.
     #[serde(default)]

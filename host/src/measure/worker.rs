@@ -1,17 +1,23 @@
 //! The worker process (`apex-host __worker`): loads one plugin, sets up one case, runs the
 //! protocol for the case's backend and writes a [`WorkerReply`]. A crash, abort, hang or sticky
 //! CUDA error here costs this case only; the host maps it to a status in [`super::isolation`].
+//!
+//! A session worker (`__worker --session`, [`run_session`]) does the same for a sequence of CUDA
+//! cases of one plugin on one GPU, keeping what [`WorkerState`] holds between them; the host ends
+//! it after a case that did not pass ([`super::session`]).
 
+use std::io::{BufRead, Write};
 use std::path::Path;
 
 use abi_stable::std_types::{ROption, RResult};
 use apex_plugin_api::ffi::FfiInstanceBox;
 use apex_plugin_api::{Backend, ParamValue, Params, Precision, SetupRequest, Tolerance};
 
+use super::cuda_case::CudaRig;
 use super::sampling::{Sampled, sample};
 use super::wire::{RawFigure, RawMode, WIRE_VERSION, WorkerReply, WorkerRequest, unix_now_s};
 use super::{CpuTimer, MeasureError, Workload};
-use crate::discovery::open_kernel;
+use crate::discovery::{KernelRef, LoadedLibrary, load_library};
 use crate::model::{AccuracyBlock, WorkBlock};
 
 /// The seed of the accuracy check's fresh inputs: different from every measured input.
@@ -22,9 +28,82 @@ const CHECK_SEED_SALT: u64 = 0xA11C_E5EE_D000_0001;
 #[error("{0}")]
 pub struct WorkerError(pub String);
 
+/// What a worker process keeps from one case to the next: the plugin library it loaded and the
+/// device rig of its last CUDA case, and how many cases it has measured.
+#[derive(Default)]
+pub struct WorkerState {
+    library: Option<LoadedLibrary>,
+    rig: Option<CudaRig>,
+    cases: u32,
+}
+
+impl WorkerState {
+    /// The library at `path`, loaded once per process.
+    fn library(&mut self, path: &Path) -> Result<&LoadedLibrary, WorkerError> {
+        if self.library.as_ref().is_some_and(|l| l.path != path) {
+            self.library = None;
+        }
+        match &mut self.library {
+            Some(l) => Ok(l),
+            slot => Ok(slot.insert(load_library(path, None).map_err(WorkerError)?)),
+        }
+    }
+}
+
 /// Runs the case in `request_path` and writes the reply to `reply_path`.
 pub fn run_worker(request_path: &Path, reply_path: &Path) -> Result<(), WorkerError> {
     die_with_parent();
+    serve(&mut WorkerState::default(), request_path, reply_path)
+}
+
+/// A session: one case per line of standard input (the case's scratch folder, holding
+/// `request.json`), each answered by `reply.json` in that folder and then a line on the original
+/// standard output. Plugin code's own output goes to standard error, so the protocol's channel
+/// carries nothing else. Ends at the end of input.
+pub fn run_session() -> Result<(), WorkerError> {
+    die_with_parent();
+    let mut channel = protocol_channel()?;
+    let mut state = WorkerState::default();
+    for line in std::io::stdin().lock().lines() {
+        let line =
+            line.map_err(|e| WorkerError(format!("cannot read the session's input: {e}")))?;
+        let folder = Path::new(line.trim_end());
+        serve(
+            &mut state,
+            &folder.join("request.json"),
+            &folder.join("reply.json"),
+        )?;
+        writeln!(channel, "done")
+            .and_then(|()| channel.flush())
+            .map_err(|e| WorkerError(format!("cannot answer the host: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The original standard output as the session's answer channel, with file descriptor 1 pointed
+/// at standard error from now on.
+fn protocol_channel() -> Result<std::fs::File, WorkerError> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup and dup2 on this process's own descriptors 1 and 2; the duplicate is owned by
+    // the returned File alone.
+    unsafe {
+        let fd = libc::dup(1);
+        if fd < 0 || libc::dup2(2, 1) < 0 {
+            return Err(WorkerError(format!(
+                "cannot set up the session's channel: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(std::fs::File::from_raw_fd(fd))
+    }
+}
+
+/// One case: the request in `request_path`, the reply written to `reply_path`.
+fn serve(
+    state: &mut WorkerState,
+    request_path: &Path,
+    reply_path: &Path,
+) -> Result<(), WorkerError> {
     let text = std::fs::read_to_string(request_path).map_err(|e| {
         WorkerError(format!(
             "cannot read worker request `{}`: {e}",
@@ -41,20 +120,31 @@ pub fn run_worker(request_path: &Path, reply_path: &Path) -> Result<(), WorkerEr
     }
     let mut reply = WorkerReply {
         wire_version: WIRE_VERSION,
+        worker_case: state.cases,
         ..WorkerReply::default()
     };
-    if let Err(e) = measure_case(&request, &mut reply) {
+    state.cases += 1;
+    if let Err(e) = measure_case(state, &request, &mut reply) {
         reply.error = Some(e.0);
     }
     crate::report::write_json_atomic(reply_path, &reply).map_err(|e| WorkerError(e.to_string()))
 }
 
-fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), WorkerError> {
+fn measure_case(
+    state: &mut WorkerState,
+    request: &WorkerRequest,
+    reply: &mut WorkerReply,
+) -> Result<(), WorkerError> {
     let backend = Backend::parse(&request.backend)
         .ok_or_else(|| WorkerError(format!("unknown backend `{}`", request.backend)))?;
     let precision = Precision::parse(&request.precision)
         .ok_or_else(|| WorkerError(format!("unknown precision `{}`", request.precision)))?;
-    let opened = open_kernel(&request.library, &request.kernel).map_err(WorkerError)?;
+    state.library(&request.library)?;
+    let WorkerState { library, rig, .. } = state;
+    let library = library
+        .as_ref()
+        .ok_or_else(|| WorkerError("no library loaded".into()))?;
+    let opened = library.kernel(&request.kernel).map_err(WorkerError)?;
     reply.loaded_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
     reply
         .phases
@@ -63,9 +153,11 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
     match backend {
         Backend::Cpu => {
             let setup = setup_request(request, backend, precision, ROption::RNone);
-            measure_host_clock(&opened, &setup, request, &tolerance, reply)
+            measure_host_clock(opened, &setup, request, &tolerance, reply)
         }
-        Backend::Cuda => super::cuda_case::measure(request, &opened, precision, &tolerance, reply),
+        Backend::Cuda => {
+            super::cuda_case::measure(rig, request, opened, precision, &tolerance, reply)
+        }
         // An engine runtime on the GPU (TensorRT, which enqueues on the host's stream; ONNX
         // Runtime's CUDA provider, on its own): each call is one synchronous query, timed on the
         // host clock like a CPU call; the runtime's own phase times come as figures.
@@ -78,7 +170,7 @@ fn measure_case(request: &WorkerRequest, reply: &mut WorkerReply) -> Result<(), 
                 precision,
                 ROption::RSome(device.handles()),
             );
-            let outcome = measure_host_clock(&opened, &setup, request, &tolerance, reply);
+            let outcome = measure_host_clock(opened, &setup, request, &tolerance, reply);
             drop(device);
             outcome
         }
@@ -118,13 +210,13 @@ pub fn unavailable(
 /// The host-clock protocol (CPU cases and engine queries): setup, sampling with [`CpuTimer`],
 /// the accuracy check, the kernel's figures and notes.
 fn measure_host_clock(
-    opened: &crate::discovery::OpenedKernel,
+    opened: KernelRef<'_>,
     setup: &SetupRequest,
     request: &WorkerRequest,
     tolerance: &Tolerance,
     reply: &mut WorkerReply,
 ) -> Result<(), WorkerError> {
-    if unavailable(&opened.kernel, setup, reply) {
+    if unavailable(opened.kernel, setup, reply) {
         return Ok(());
     }
     let mut since = std::time::Instant::now();
@@ -135,7 +227,7 @@ fn measure_host_clock(
             .push((name.into(), (now - since).as_secs_f64()));
         since = now;
     };
-    let mut instance = setup_instance(&opened.kernel, setup)?;
+    let mut instance = setup_instance(opened.kernel, setup)?;
     reply.ready_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
     reply.work = Some(work_block(&instance)?);
     mark(reply, "setup");

@@ -197,6 +197,14 @@ pub struct ProtocolInfo {
     /// CUDA: the launch floor subtracted from every cold sample, in µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_floor_us: Option<f64>,
+    /// How many cases the worker process measured before this one (0: a fresh process; a
+    /// session worker's later CUDA cases reuse its process, plugin and device rig).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub worker_case: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn one_process() -> u32 {

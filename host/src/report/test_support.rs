@@ -145,6 +145,7 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
             processes: 1,
             phases_s: Default::default(),
             launch_floor_us: None,
+            worker_case: 0,
         }),
         ran_on: Default::default(),
         anchors: Vec::new(),
