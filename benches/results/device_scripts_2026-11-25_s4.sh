@@ -82,3 +82,65 @@ call3() {
   awk '{print $2}' "$OUT/nn_full_cases.txt" | sort | uniq -c | head
   for d in fg nn_full; do (cd "$OUT/$d" && tar czf ../${d}_report.tgz summary.json summary.md) && rm -rf "$OUT/$d"; done
 }
+# Call 4 (issue 10): the read-heavy bandwidth lines (add: 2 reads to 1 write; read-only) in
+# calibrate, and every DRAM-cold figure of the tile_ops quick suite and of the read-only nn_ops
+# cases that read above the copy line in call 3, against the line of its own mix.
+call4() {
+  step calib4 120 $B/apex-host calibrate --output "$OUT/calibrate4.json"
+  grep -E "copy|line|floor" "$OUT/calib4.log"
+  step tile4 300 $B/apex-host run --no-build --backends cuda --quick --filter 'tile_ops.*' \
+    --filter 'nn_ops.mse_loss/cuda/fp32/batch=128,dim=512,*' --filter 'nn_ops.mse_loss/cuda/fp32/batch=1,*' \
+    --filter 'nn_ops.cross_entropy/cuda/*/grad=*,ignore_ratio=0.1,rows=4096,vocab=*' --output-dir "$OUT/tile4"
+  phases "$OUT/tile4/summary.json"
+  python3 - "$OUT/tile4/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in s['benchmarks'].items():
+    t = c.get('throughput') or {}; w = c.get('work') or {}
+    if t.get('pct_of_copy_bandwidth'):
+        r = w.get('bytes_read', 0); wr = w.get('bytes_written', 0)
+        rows.append((t['pct_of_copy_bandwidth'], t.get('line_gbps') or 0, t.get('gbps') or 0, r / max(1, r + wr), c['status'], k[:100]))
+rows.sort(reverse=True)
+print('cases with a DRAM-cold % of line:', len(rows), 'over 100:', sum(1 for r in rows if r[0] > 100))
+for r in rows[:12]: print('%.1f%% of %.0f GB/s (%.0f GB/s, read fraction %.2f) %s %s' % r)
+print('statuses', {st: sum(1 for c in s['benchmarks'].values() if c['status'] == st) for st in ('ok', 'failed', 'failed_accuracy', 'skipped')})
+PY
+  (cd "$OUT/tile4" && tar czf ../tile4_report.tgz summary.json summary.md env.json) && rm -rf "$OUT/tile4"
+}
+# Call 5 (issue 10): the bandwidth kernels walking chunks of 4 x 256 words per block (each warp on
+# contiguous 512 bytes) instead of a grid-wide stride; calibrate, then the cases of call 4 that
+# read above their line, and the rest of the tile_ops fixed profile.
+call5() {
+  step calib5 120 $B/apex-host calibrate --output "$OUT/calibrate5.json"
+  grep -E "copy|line|floor" "$OUT/calib5.log"
+  step lines5 300 $B/apex-host run --no-build --backends cuda --quick --filter 'tile_ops.*/batch=8,*' \
+    --filter 'nn_ops.mse_loss/cuda/fp32/batch=128,dim=512,*' --filter 'nn_ops.mse_loss/cuda/fp32/batch=1,*' \
+    --filter 'nn_ops.cross_entropy/cuda/*/grad=*,ignore_ratio=0.1,rows=4096,vocab=*' --output-dir "$OUT/lines5"
+  phases "$OUT/lines5/summary.json" | head -1
+  python3 - "$OUT/lines5/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in s['benchmarks'].items():
+    t = c.get('throughput') or {}; w = c.get('work') or {}
+    if t.get('pct_of_copy_bandwidth'):
+        r = w.get('bytes_read', 0); wr = w.get('bytes_written', 0)
+        rows.append((t['pct_of_copy_bandwidth'], t.get('line_gbps') or 0, t.get('gbps') or 0, r / max(1, r + wr), c['status'], k[:100]))
+rows.sort(reverse=True)
+print('cases with a DRAM-cold % of line:', len(rows), 'over 100:', sum(1 for r in rows if r[0] > 100))
+for r in rows[:10]: print('%.1f%% of %.0f GB/s (%.0f GB/s, read fraction %.2f) %s %s' % r)
+print('statuses', {st: sum(1 for c in s['benchmarks'].values() if c['status'] == st) for st in ('ok', 'failed', 'failed_accuracy', 'skipped')})
+PY
+  (cd "$OUT/lines5" && tar czf ../lines5_report.tgz summary.json summary.md env.json) && rm -rf "$OUT/lines5"
+}
+# Call 6 (issue 10 item 4, with session workers and the mix lines): the tile_ops quick suite gated
+# by `--compare auto` twice in a row on the H100 (A/A against baselines/gpu-h100.json, measured
+# with a process per case on 2026-11-22).
+call6() {
+  for n in 1 2; do
+    step aa$n 300 $B/apex-host run --no-build --backends cuda --quick --filter 'tile_ops.*' --compare auto --output-dir "$OUT/aa$n"
+    grep -iE "baseline|gate|pass|fail|regress" "$OUT/aa$n.log" | tail -6
+    (cd "$OUT/aa$n" && tar czf ../aa${n}_report.tgz summary.json summary.md regressions.md 2>/dev/null) ; rm -rf "$OUT/aa$n"
+  done
+}

@@ -170,7 +170,15 @@ fn measured(key: CaseKey, p50: f64, status: CaseStatus, save_samples: bool) -> C
         p50_ms: Some(p50),
         p95_ms: Some(p50 * 1.06),
         peak_memory_mb: resources.peak_device_memory_mb.or(resources.peak_rss_mb),
-        throughput: Some(report::throughput(&work, p50, cuda.then_some(3350.0))),
+        throughput: Some(report::throughput(
+            &work,
+            p50,
+            cuda.then_some(report::BandwidthLines {
+                copy: 3350.0,
+                add: Some(3400.0),
+                read: Some(3500.0),
+            }),
+        )),
         work: Some(work),
         accuracy: Some(accuracy(status == CaseStatus::Ok)),
         figures: BTreeMap::from([

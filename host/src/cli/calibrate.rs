@@ -76,12 +76,16 @@ pub fn exec(args: &CalibrateArgs) -> Result<i32, CalibrateError> {
     Ok(ApexExitCode::OK)
 }
 
-/// `--bandwidth-only`: `{device, copy_bandwidth_gbps}` as JSON (stdout and `--output`).
+/// `--bandwidth-only`: `{device, copy_bandwidth_gbps, add_line_gbps, read_line_gbps,
+/// l2_line_gbps}` as JSON (stdout and `--output`).
 #[expect(clippy::print_stdout, reason = "calibrate prints its report")]
 fn bandwidth_only(args: &CalibrateArgs, device: &Device) -> Result<i32, CalibrateError> {
+    let lines = calibrate::bandwidth_lines(device)?;
     let doc = serde_json::json!({
         "device": device.info()?,
-        "copy_bandwidth_gbps": calibrate::copy_bandwidth_gbps(device)?,
+        "copy_bandwidth_gbps": lines.best_gbps,
+        "add_line_gbps": lines.add_line_gbps,
+        "read_line_gbps": lines.read_line_gbps,
         "l2_line_gbps": calibrate::l2_line_gbps(device, 10)?,
     });
     if let Some(path) = &args.output {

@@ -80,6 +80,8 @@ pub struct DeviceContext {
     pub ordinal: u32,
     pub info: Value,
     pub copy_bandwidth_gbps: Option<f64>,
+    pub add_line_gbps: Option<f64>,
+    pub read_line_gbps: Option<f64>,
     pub l2_line_gbps: Option<f64>,
 }
 
@@ -89,6 +91,8 @@ impl DeviceContext {
             ordinal,
             info: Value::Null,
             copy_bandwidth_gbps: None,
+            add_line_gbps: None,
+            read_line_gbps: None,
             l2_line_gbps: None,
         }
     }
@@ -147,6 +151,8 @@ fn calibrate_one(exe: &Path, ordinal: u32, scratch: &Path, interrupt: &Interrupt
         (Some(doc), Ok(s)) if s.success() => DeviceContext {
             ordinal,
             copy_bandwidth_gbps: doc.get("copy_bandwidth_gbps").and_then(Value::as_f64),
+            add_line_gbps: doc.get("add_line_gbps").and_then(Value::as_f64),
+            read_line_gbps: doc.get("read_line_gbps").and_then(Value::as_f64),
             l2_line_gbps: doc.get("l2_line_gbps").and_then(Value::as_f64),
             info: doc.get("device").cloned().unwrap_or(Value::Null),
         },
@@ -180,6 +186,8 @@ pub fn slots(contexts: &[DeviceContext], base: AssembleContext) -> Vec<DeviceSlo
             ordinal: d.ordinal,
             assemble: AssembleContext {
                 copy_bandwidth_gbps: d.copy_bandwidth_gbps,
+                add_line_gbps: d.add_line_gbps,
+                read_line_gbps: d.read_line_gbps,
                 l2_line_gbps: d.l2_line_gbps,
                 ..base
             },
@@ -203,6 +211,8 @@ pub fn env_entries(
                 "ordinal": d.ordinal,
                 "device": d.info,
                 "copy_bandwidth_gbps": d.copy_bandwidth_gbps,
+                "add_line_gbps": d.add_line_gbps,
+                "read_line_gbps": d.read_line_gbps,
                 "l2_line_gbps": d.l2_line_gbps,
                 "cpus": slot.cpus,
                 "taken_out": devices_out.iter().find(|(o, _)| *o == d.ordinal).map(|(_, r)| r),

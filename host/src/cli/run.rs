@@ -215,6 +215,8 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         seed: args.seed,
         save_samples: args.save_samples,
         copy_bandwidth_gbps: None,
+        add_line_gbps: None,
+        read_line_gbps: None,
         l2_line_gbps: None,
     };
     let slots = devices::slots(&contexts, ctx);
@@ -274,6 +276,8 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "facts": facts,
         "cuda_device": first.map_or(serde_json::Value::Null, |d| d.info.clone()),
         "copy_bandwidth_gbps": first.and_then(|d| d.copy_bandwidth_gbps),
+        "add_line_gbps": first.and_then(|d| d.add_line_gbps),
+        "read_line_gbps": first.and_then(|d| d.read_line_gbps),
         "l2_line_gbps": first.and_then(|d| d.l2_line_gbps),
         "cuda_devices": devices::env_entries(&contexts, &slots, &ran.devices_out),
         "plugins": registry.plugins.iter().map(|p| serde_json::json!({"name": p.name, "version": p.version})).collect::<Vec<_>>(),

@@ -65,28 +65,98 @@ extern "C" __global__ void apex_timer_resolution(unsigned long long* out, unsign
     out[2] = prev - first;
 }
 
-// Copies n 16-byte words from src to dst, `reps` times over (reps > 1 re-reads a buffer that
-// then sits in L2), four independent loads in flight per thread, grid-stride. STREAM uses the
-// evict-first cache hints (ld.global.cs / st.global.cs) for data touched once.
+// The bandwidth kernels walk n 16-byte words in chunks of 4 * blockDim words: block b takes
+// chunks b, b + gridDim, ...; in a chunk, thread t moves words t, t + blockDim, t + 2 blockDim,
+// t + 3 blockDim (four independent loads in flight, each warp on contiguous 512 bytes). STREAM
+// uses the evict-first cache hints (ld.global.cs / st.global.cs) for data touched once.
 template <bool STREAM>
 __device__ __forceinline__ uint4 apex_load(const uint4* p) { return STREAM ? __ldcs(p) : *p; }
 template <bool STREAM>
 __device__ __forceinline__ void apex_store(uint4* p, uint4 v) { if (STREAM) __stcs(p, v); else *p = v; }
+__device__ __forceinline__ uint4 apex_xor(uint4 a, uint4 b) {
+    return make_uint4(a.x ^ b.x, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w);
+}
+
+// Copies n words from src to dst, `reps` times over (reps > 1 re-reads a buffer that then sits
+// in L2).
 template <bool STREAM>
 __device__ __forceinline__ void apex_copy16_body(const uint4* __restrict__ src, uint4* __restrict__ dst,
                                                  unsigned long long n, unsigned int reps) {
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long chunk = 4ull * blockDim.x;
     for (unsigned int r = 0; r < reps; ++r) {
-        unsigned long long i = first;
-        for (; i + 3 * stride < n; i += 4 * stride) {
-            uint4 a = apex_load<STREAM>(src + i), b = apex_load<STREAM>(src + i + stride);
-            uint4 c = apex_load<STREAM>(src + i + 2 * stride), d = apex_load<STREAM>(src + i + 3 * stride);
-            apex_store<STREAM>(dst + i, a); apex_store<STREAM>(dst + i + stride, b);
-            apex_store<STREAM>(dst + i + 2 * stride, c); apex_store<STREAM>(dst + i + 3 * stride, d);
+        for (unsigned long long base = blockIdx.x * chunk + threadIdx.x; base < n;
+             base += (unsigned long long)gridDim.x * chunk) {
+            uint4 v[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const unsigned long long i = base + (unsigned long long)k * blockDim.x;
+                if (i < n) v[k] = apex_load<STREAM>(src + i);
+            }
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const unsigned long long i = base + (unsigned long long)k * blockDim.x;
+                if (i < n) apex_store<STREAM>(dst + i, v[k]);
+            }
         }
-        for (; i < n; i += stride) apex_store<STREAM>(dst + i, apex_load<STREAM>(src + i));
     }
+}
+
+// STREAM's add: reads a and b, writes their xor (2 reads to 1 write).
+template <bool STREAM>
+__device__ __forceinline__ void apex_add16_body(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                                uint4* __restrict__ dst, unsigned long long n) {
+    const unsigned long long chunk = 4ull * blockDim.x;
+    for (unsigned long long base = blockIdx.x * chunk + threadIdx.x; base < n;
+         base += (unsigned long long)gridDim.x * chunk) {
+        uint4 x[4], y[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const unsigned long long i = base + (unsigned long long)k * blockDim.x;
+            if (i < n) { x[k] = apex_load<STREAM>(a + i); y[k] = apex_load<STREAM>(b + i); }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const unsigned long long i = base + (unsigned long long)k * blockDim.x;
+            if (i < n) apex_store<STREAM>(dst + i, apex_xor(x[k], y[k]));
+        }
+    }
+}
+
+// Reads only: xor-folds the words and stores only if the fold hits a value the zero-filled
+// buffers cannot produce (the store keeps the loads alive).
+template <bool STREAM>
+__device__ __forceinline__ void apex_read16_body(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                                 unsigned long long n) {
+    const unsigned long long chunk = 4ull * blockDim.x;
+    uint4 acc = make_uint4(0u, 0u, 0u, 0u);
+    for (unsigned long long base = blockIdx.x * chunk + threadIdx.x; base < n;
+         base += (unsigned long long)gridDim.x * chunk) {
+        uint4 v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const unsigned long long i = base + (unsigned long long)k * blockDim.x;
+            v[k] = i < n ? apex_load<STREAM>(src + i) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc = apex_xor(acc, v[k]);
+    }
+    if ((acc.x & acc.y & acc.z & acc.w) == 0xA5A5A5A5u) dst[(unsigned long long)blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+extern "C" __global__ void apex_add16(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                      uint4* __restrict__ dst, unsigned long long n) {
+    apex_add16_body<false>(a, b, dst, n);
+}
+extern "C" __global__ void apex_add16_stream(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                             uint4* __restrict__ dst, unsigned long long n) {
+    apex_add16_body<true>(a, b, dst, n);
+}
+extern "C" __global__ void apex_read16(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                       unsigned long long n) {
+    apex_read16_body<false>(src, dst, n);
+}
+extern "C" __global__ void apex_read16_stream(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                              unsigned long long n) {
+    apex_read16_body<true>(src, dst, n);
 }
 extern "C" __global__ void apex_copy16(const uint4* __restrict__ src, uint4* __restrict__ dst,
                                        unsigned long long n, unsigned int reps) {
@@ -107,7 +177,8 @@ const COPY_BLOCK: u32 = 256;
 pub struct CopyVariant {
     /// Evict-first loads and stores (`__ldcs`/`__stcs`).
     pub streaming: bool,
-    /// Resident blocks of [`COPY_BLOCK`] threads per SM (8: the full 2048 threads).
+    /// Blocks of [`COPY_BLOCK`] threads per SM, each looping over its chunks (8: the full 2048
+    /// threads resident); 0: one block per chunk of `4 * COPY_BLOCK` words, no loop.
     pub blocks_per_sm: u32,
 }
 
@@ -115,10 +186,6 @@ impl CopyVariant {
     pub const ALL: [CopyVariant; 6] = [
         CopyVariant {
             streaming: false,
-            blocks_per_sm: 2,
-        },
-        CopyVariant {
-            streaming: false,
             blocks_per_sm: 4,
         },
         CopyVariant {
@@ -126,8 +193,8 @@ impl CopyVariant {
             blocks_per_sm: 8,
         },
         CopyVariant {
-            streaming: true,
-            blocks_per_sm: 2,
+            streaming: false,
+            blocks_per_sm: 0,
         },
         CopyVariant {
             streaming: true,
@@ -136,6 +203,10 @@ impl CopyVariant {
         CopyVariant {
             streaming: true,
             blocks_per_sm: 8,
+        },
+        CopyVariant {
+            streaming: true,
+            blocks_per_sm: 0,
         },
     ];
     /// The L2 line's variant (plain hints keep the buffer in L2).
@@ -152,11 +223,10 @@ impl std::fmt::Display for CopyVariant {
         } else {
             "default"
         };
-        write!(
-            f,
-            "{hints} hints, {} blocks of {COPY_BLOCK}/SM",
-            self.blocks_per_sm
-        )
+        match self.blocks_per_sm {
+            0 => write!(f, "{hints} hints, one block of {COPY_BLOCK} per chunk"),
+            n => write!(f, "{hints} hints, {n} blocks of {COPY_BLOCK}/SM"),
+        }
     }
 }
 
@@ -174,6 +244,8 @@ pub struct Builtins {
     resolution: CudaFunction,
     copy16: CudaFunction,
     copy16_stream: CudaFunction,
+    add16: [CudaFunction; 2],
+    read16: [CudaFunction; 2],
     sm_count: u32,
     scratch: CudaSlice<u64>,
 }
@@ -207,6 +279,8 @@ impl Builtins {
             resolution: get("apex_timer_resolution")?,
             copy16: get("apex_copy16")?,
             copy16_stream: get("apex_copy16_stream")?,
+            add16: [get("apex_add16")?, get("apex_add16_stream")?],
+            read16: [get("apex_read16")?, get("apex_read16_stream")?],
             sm_count: ctx
                 .attribute(
                     cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -271,20 +345,8 @@ impl Builtins {
         reps: u32,
         variant: CopyVariant,
     ) -> Result<(), CudaError> {
-        if !bytes.is_multiple_of(16) || bytes > src.len() || bytes > dst.len() {
-            return Err(CudaError::Unsupported(format!(
-                "the copy kernel copies whole 16-byte words within both buffers, not {bytes} bytes"
-            )));
-        }
-        let words = (bytes / 16) as u64;
-        let blocks = (self.sm_count * variant.blocks_per_sm)
-            .min(u32::try_from(words.div_ceil(u64::from(COPY_BLOCK))).unwrap_or(u32::MAX))
-            .max(1);
-        let config = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (COPY_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let words = self.words(bytes, &[src.len(), dst.len()])?;
+        let config = self.copy_config(words, variant);
         let function = if variant.streaming {
             &self.copy16_stream
         } else {
@@ -297,6 +359,78 @@ impl Builtins {
         unsafe { launch.launch(config) }
             .map(|_| ())
             .map_err(|e| CudaError::driver("launch the copy kernel", e))
+    }
+
+    /// Enqueues one STREAM-`add` pass over the first `bytes` of `a` and `b` into `dst` (two
+    /// reads to one write; the same rules as [`Builtins::copy16`]).
+    pub fn add16(
+        &self,
+        stream: &Arc<CudaStream>,
+        (a, b, dst): (&CudaSlice<u8>, &CudaSlice<u8>, &mut CudaSlice<u8>),
+        bytes: usize,
+        variant: CopyVariant,
+    ) -> Result<(), CudaError> {
+        let words = self.words(bytes, &[a.len(), b.len(), dst.len()])?;
+        let mut launch = stream.launch_builder(&self.add16[usize::from(variant.streaming)]);
+        launch.arg(a).arg(b).arg(dst).arg(&words);
+        // SAFETY: the signature is (const uint4*, const uint4*, uint4*, u64); every buffer holds
+        // at least `words` 16-byte words (checked) and cudarc's allocations are 256-byte aligned.
+        unsafe { launch.launch(self.copy_config(words, variant)) }
+            .map(|_| ())
+            .map_err(|e| CudaError::driver("launch the add kernel", e))
+    }
+
+    /// Enqueues one read-only pass over the first `bytes` of `src` (`dst`, one word per thread
+    /// at most, is written only if the data held a value zero-filled buffers cannot).
+    pub fn read16(
+        &self,
+        stream: &Arc<CudaStream>,
+        (src, dst): (&CudaSlice<u8>, &mut CudaSlice<u8>),
+        bytes: usize,
+        variant: CopyVariant,
+    ) -> Result<(), CudaError> {
+        let words = self.words(bytes, &[src.len()])?;
+        let config = self.copy_config(words, variant);
+        let threads = u64::from(config.grid_dim.0) * u64::from(COPY_BLOCK);
+        if (dst.len() as u64) < threads * 16 {
+            return Err(CudaError::Unsupported(format!(
+                "the read kernel needs {} bytes of output, got {}",
+                threads * 16,
+                dst.len()
+            )));
+        }
+        let mut launch = stream.launch_builder(&self.read16[usize::from(variant.streaming)]);
+        launch.arg(src).arg(dst).arg(&words);
+        // SAFETY: the signature is (const uint4*, uint4*, u64); `src` holds `words` words and
+        // `dst` one word per thread of the grid (both checked).
+        unsafe { launch.launch(config) }
+            .map(|_| ())
+            .map_err(|e| CudaError::driver("launch the read kernel", e))
+    }
+
+    /// 16-byte words in `bytes`, which every buffer length in `lens` must hold.
+    fn words(&self, bytes: usize, lens: &[usize]) -> Result<u64, CudaError> {
+        if !bytes.is_multiple_of(16) || lens.iter().any(|&l| bytes > l) {
+            return Err(CudaError::Unsupported(format!(
+                "the bandwidth kernels move whole 16-byte words within every buffer, not {bytes} bytes"
+            )));
+        }
+        Ok((bytes / 16) as u64)
+    }
+
+    fn copy_config(&self, words: u64, variant: CopyVariant) -> LaunchConfig {
+        let chunks = words.div_ceil(4 * u64::from(COPY_BLOCK));
+        let resident = u64::from(self.sm_count * variant.blocks_per_sm);
+        let blocks = if resident == 0 {
+            chunks
+        } else {
+            chunks.min(resident)
+        };
+        LaunchConfig {
+            grid_dim: (u32::try_from(blocks.max(1)).unwrap_or(u32::MAX), 1, 1),
+            block_dim: (COPY_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
     }
 
     /// Measures how often `%globaltimer` advances (synchronizes the stream).
@@ -333,6 +467,22 @@ fn resolution_from(min_step: u64, steps: u64, span: u64) -> TimerResolution {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_variants_name_their_launch() {
+        let v = CopyVariant {
+            streaming: true,
+            blocks_per_sm: 0,
+        };
+        assert_eq!(
+            v.to_string(),
+            "evict-first hints, one block of 256 per chunk"
+        );
+        assert_eq!(
+            CopyVariant::L2.to_string(),
+            "default hints, 8 blocks of 256/SM"
+        );
+    }
 
     #[test]
     fn resolution_is_the_span_over_the_steps() {

@@ -23,6 +23,9 @@ pub struct AssembleContext {
     pub save_samples: bool,
     /// The device's measured copy bandwidth, for `% of peak` (CUDA cases, DRAM-cold figures).
     pub copy_bandwidth_gbps: Option<f64>,
+    /// The device's add line (2 reads : 1 write) and read line (reads only), when measured.
+    pub add_line_gbps: Option<f64>,
+    pub read_line_gbps: Option<f64>,
     /// The device's L2-resident copy line, for `l2_hot` batch figures.
     pub l2_line_gbps: Option<f64>,
 }
@@ -153,12 +156,17 @@ fn headline_throughput(
     ctx: &AssembleContext,
 ) -> crate::model::Throughput {
     let l2_hot = head.cache.as_deref() == Some(CacheState::L2Hot.as_str());
-    let copy_line = if l2_hot {
+    let line = if l2_hot {
         None
     } else {
         ctx.copy_bandwidth_gbps
+            .map(|copy| crate::report::BandwidthLines {
+                copy,
+                add: ctx.add_line_gbps,
+                read: ctx.read_line_gbps,
+            })
     };
-    let mut t = crate::report::throughput(work, head.stats.p50_ms, copy_line);
+    let mut t = crate::report::throughput(work, head.stats.p50_ms, line);
     if l2_hot {
         t.pct_of_l2_line = ctx
             .l2_line_gbps
@@ -270,6 +278,8 @@ mod tests {
         seed: 1,
         save_samples: false,
         copy_bandwidth_gbps: None,
+        add_line_gbps: None,
+        read_line_gbps: None,
         l2_line_gbps: None,
     };
 
@@ -277,6 +287,8 @@ mod tests {
     fn only_dram_cold_figures_count_against_the_copy_line() {
         let ctx = AssembleContext {
             copy_bandwidth_gbps: Some(1.0),
+            add_line_gbps: None,
+            read_line_gbps: None,
             l2_line_gbps: Some(4.0),
             ..CTX
         };

@@ -139,6 +139,8 @@ fn slot(ordinal: u32) -> DeviceSlot {
             seed: 1,
             save_samples: false,
             copy_bandwidth_gbps: None,
+            add_line_gbps: None,
+            read_line_gbps: None,
             l2_line_gbps: None,
         },
         cpus: Vec::new(),

@@ -112,10 +112,15 @@ pub struct Throughput {
     pub frames_per_s: Option<f64>,
     pub gbps: f64,
     pub tflops: f64,
-    /// `gbps` against the device's measured copy bandwidth (CUDA only, when calibrated), only
-    /// from a DRAM-cold figure (a cold sample, or a `dram_cold` batch).
+    /// `gbps` against the device's measured bandwidth line for the call's read:write mix,
+    /// `line_gbps` (CUDA only, when calibrated), only from a DRAM-cold figure (a cold sample, or
+    /// a `dram_cold` batch). At a 1:1 mix or fewer reads the line is the copy line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pct_of_copy_bandwidth: Option<f64>,
+    /// The 100 % of `pct_of_copy_bandwidth`: the copy line, the add line (2 reads : 1 write), the
+    /// read line (reads only), or between two of them by the call's read fraction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_gbps: Option<f64>,
     /// An `l2_hot` batch figure against the device's measured L2-resident copy line instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pct_of_l2_line: Option<f64>,

@@ -60,9 +60,19 @@ pub fn render_calibration(report: &CalibrationReport) -> String {
         "  cuMemcpy (PyTorch's copy_): {:.0} GB/s; the 16-byte copy kernel: {kernel}; the line is the faster.",
         c.memcpy_best_gbps
     );
+    let fmt =
+        |v: Option<f64>| v.map_or_else(|| "not run (no NVRTC)".into(), |v| format!("{v:.0} GB/s"));
     let _ = writeln!(
         out,
-        "`% of peak` in every report is measured against {:.0} GB/s (DRAM-cold figures only).",
+        "  the add line (2 reads : 1 write): {}; the read line (reads only): {}.",
+        fmt(c.add_line_gbps),
+        fmt(c.read_line_gbps)
+    );
+    let _ = writeln!(
+        out,
+        "`% of peak` in every report is measured against {:.0} GB/s (DRAM-cold figures only) for a \
+         case that reads no more than it writes, and against the line of its read:write mix for a \
+         read-heavier one (between the copy, add and read lines).",
         c.best_gbps
     );
     let _ = writeln!(
@@ -152,6 +162,8 @@ mod tests {
                 memcpy_best_gbps: 3001.6,
                 kernel_best_gbps: Some(2950.0),
                 kernel_variant: Some("default hints, 8 blocks of 256/SM".into()),
+                add_line_gbps: Some(3100.0),
+                read_line_gbps: Some(3200.0),
                 of_theoretical_pct: 89.5,
             },
             l2_line_gbps: 9000.0,
@@ -182,6 +194,10 @@ mod tests {
         assert!(cold.contains("MISS"), "{cold}");
         assert!(text.contains("copy bandwidth: 3002 GB/s best"), "{text}");
         assert!(text.contains("measured against 3002 GB/s"), "{text}");
+        assert!(
+            text.contains("the add line (2 reads : 1 write): 3100 GB/s; the read line (reads only): 3200 GB/s."),
+            "{text}"
+        );
         assert!(
             text.contains("cuMemcpy (PyTorch's copy_): 3002 GB/s; the 16-byte copy kernel: 2950 GB/s, best variant default hints, 8 blocks of 256/SM"),
             "{text}"

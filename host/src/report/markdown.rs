@@ -226,6 +226,17 @@ pub(crate) fn environment_rows(env: &Value) -> Vec<(String, String)> {
     if let Some(bw) = lookup(env, &["copy_bandwidth_gbps", "cuda.copy_bandwidth_gbps"]) {
         rows.push(("copy bandwidth".into(), format!("{bw} GB/s (measured)")));
     }
+    if let (Some(add), Some(read)) = (
+        lookup(env, &["add_line_gbps"]),
+        lookup(env, &["read_line_gbps"]),
+    ) {
+        rows.push((
+            "read-heavy lines".into(),
+            format!(
+                "add (2 reads : 1 write) {add} GB/s, read-only {read} GB/s (measured; `% copy BW` is against the line of each case's read:write mix)"
+            ),
+        ));
+    }
     let git = match lookup(env, &["git.commit"]) {
         Some(c) => match env.pointer("/git/dirty").and_then(Value::as_bool) {
             Some(true) => format!("{c} (dirty)"),

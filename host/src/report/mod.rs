@@ -50,7 +50,7 @@ pub use final_table::{TOP_CASES, final_table, print_final};
 pub use lock::{Busy, LockError, OutputLock, Wait};
 pub use markdown::render_summary_markdown;
 pub use progress::Progress;
-pub use throughput::{throughput, unit_rate};
+pub use throughput::{BandwidthLines, throughput, unit_rate};
 pub use writer::{
     KERNEL_REPORT_SCHEMA_VERSION, ReadPartialError, RunWriter, kernel_reports, read_partial,
     write_summary_markdown,

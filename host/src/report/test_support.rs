@@ -119,7 +119,15 @@ pub fn measured_case(kernel: &str, backend: &str, p50: f64, cv: f64) -> CaseResu
         p50_ms: Some(p50),
         p95_ms: Some(p50 * 1.08),
         peak_memory_mb: resources.peak_device_memory_mb.or(resources.peak_rss_mb),
-        throughput: Some(throughput(&work, p50, copy_bw)),
+        throughput: Some(throughput(
+            &work,
+            p50,
+            copy_bw.map(|copy| crate::report::BandwidthLines {
+                copy,
+                add: None,
+                read: None,
+            }),
+        )),
         work: Some(work),
         timing,
         accuracy: Some(AccuracyBlock {

@@ -7,12 +7,56 @@
 
 use crate::model::{Throughput, WorkBlock};
 
-/// Rates of one call of `work` taking `p50_ms`, and the share of the device's measured copy
-/// bandwidth (`copy_bandwidth_gbps`, CUDA only) that the call reaches.
+/// A device's measured DRAM bandwidth lines, by traffic mix (`cuda::calibrate`): the copy line
+/// (1 read : 1 write), the add line (2 : 1, STREAM's `add`) and the read line (reads only). DRAM
+/// serves reads faster than a mix with writes, so a kernel that reads more than it writes can
+/// pass the copy line without breaking any limit; it is put against the line of its own mix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BandwidthLines {
+    pub copy: f64,
+    pub add: Option<f64>,
+    pub read: Option<f64>,
+}
+
+impl BandwidthLines {
+    /// The line for a call reading `read` and writing `written` bytes: the copy line at a read
+    /// fraction of 1/2 or less, the add line at 2/3, the read line at 1, linear in the read
+    /// fraction between two measured points (a missing line: the last one below it holds).
+    pub fn for_mix(&self, read: u64, written: u64) -> f64 {
+        let total = read as f64 + written as f64;
+        let r = if total > 0.0 {
+            read as f64 / total
+        } else {
+            0.5
+        };
+        let mut points = vec![(0.5, self.copy)];
+        points.extend(
+            self.add
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map(|v| (2.0 / 3.0, v)),
+        );
+        points.extend(
+            self.read
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map(|v| (1.0, v)),
+        );
+        let mut line = self.copy;
+        for pair in points.windows(2) {
+            let ((r0, v0), (r1, v1)) = (pair[0], pair[1]);
+            if r > r0 {
+                line = v0 + (v1 - v0) * ((r.min(r1) - r0) / (r1 - r0));
+            }
+        }
+        line
+    }
+}
+
+/// Rates of one call of `work` taking `p50_ms`, and the share of the device's measured
+/// bandwidth line for the call's mix (`lines`, CUDA only) that the call reaches.
 ///
 /// A `p50_ms` that is not a positive finite number yields no rates: the unit key and the
 /// percentage stay absent and `gbps`/`tflops` are 0 (Apex-X writes `null` when `p50 <= 0`).
-pub fn throughput(work: &WorkBlock, p50_ms: f64, copy_bandwidth_gbps: Option<f64>) -> Throughput {
+pub fn throughput(work: &WorkBlock, p50_ms: f64, lines: Option<BandwidthLines>) -> Throughput {
     if !(p50_ms.is_finite() && p50_ms > 0.0) {
         return Throughput::default();
     }
@@ -22,13 +66,15 @@ pub fn throughput(work: &WorkBlock, p50_ms: f64, copy_bandwidth_gbps: Option<f64
     let bytes = (work.bytes_read as f64) + (work.bytes_written as f64);
     let gbps = bytes / seconds / 1e9;
     let tflops = work.flops / seconds / 1e12;
-    let pct_of_copy_bandwidth = copy_bandwidth_gbps
-        .filter(|bw| bw.is_finite() && *bw > 0.0)
-        .map(|bw| gbps / bw * 100.0);
+    let line_gbps = lines
+        .filter(|l| l.copy.is_finite() && l.copy > 0.0)
+        .map(|l| l.for_mix(work.bytes_read, work.bytes_written));
+    let pct_of_copy_bandwidth = line_gbps.map(|bw| gbps / bw * 100.0);
     let mut t = Throughput {
         gbps,
         tflops,
         pct_of_copy_bandwidth,
+        line_gbps,
         ..Throughput::default()
     };
     match work.unit.as_str() {
@@ -97,25 +143,57 @@ mod tests {
         }
     }
 
+    fn copy_only(copy: f64) -> Option<BandwidthLines> {
+        Some(BandwidthLines {
+            copy,
+            add: None,
+            read: None,
+        })
+    }
+
     #[test]
     fn percent_of_copy_bandwidth() {
-        let t = throughput(&work("elements"), 2.0, Some(8.0));
+        let t = throughput(&work("elements"), 2.0, copy_only(8.0));
         assert!(close(t.pct_of_copy_bandwidth.unwrap(), 25.0));
+        assert_eq!(t.line_gbps, Some(8.0));
         // A missing or meaningless calibration gives no percentage rather than a made-up one.
-        assert_eq!(
-            throughput(&work("elements"), 2.0, Some(0.0)).pct_of_copy_bandwidth,
-            None
-        );
-        assert_eq!(
-            throughput(&work("elements"), 2.0, Some(f64::NAN)).pct_of_copy_bandwidth,
-            None
-        );
+        for bad in [0.0, f64::NAN] {
+            let t = throughput(&work("elements"), 2.0, copy_only(bad));
+            assert_eq!((t.pct_of_copy_bandwidth, t.line_gbps), (None, None));
+        }
+    }
+
+    #[test]
+    fn the_line_follows_the_read_fraction_between_the_measured_mixes() {
+        let lines = BandwidthLines {
+            copy: 3000.0,
+            add: Some(3300.0),
+            read: Some(3500.0),
+        };
+        // Read fraction: 1/4, 1/2 (copy), 2/3 (add), 3/4, 1 (read).
+        assert!(close(lines.for_mix(1, 3), 3000.0));
+        assert!(close(lines.for_mix(5, 5), 3000.0));
+        assert!(close(lines.for_mix(2, 1), 3300.0));
+        assert!(close(lines.for_mix(3, 1), 3350.0));
+        assert!(close(lines.for_mix(7, 0), 3500.0));
+        // Between copy and add at 7/12: halfway.
+        assert!(close(lines.for_mix(7, 5), 3150.0));
+        // Without the add line, copy to read directly; without either, the copy line.
+        let no_add = BandwidthLines { add: None, ..lines };
+        assert!(close(no_add.for_mix(3, 1), 3250.0));
+        assert!(close(copy_only(3000.0).unwrap().for_mix(1, 0), 3000.0));
+        // A case with no bytes is read as 1:1.
+        assert!(close(lines.for_mix(0, 0), 3000.0));
+        // 3 MB read and 1 MB written in 2 ms against these lines: 2 GB/s of 3350.
+        let t = throughput(&work("elements"), 2.0, Some(lines));
+        assert!(close(t.line_gbps.unwrap(), 3350.0));
+        assert!(close(t.pct_of_copy_bandwidth.unwrap(), 200.0 / 3350.0));
     }
 
     #[test]
     fn no_rates_without_a_positive_time() {
         for p50 in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-            let t = throughput(&work("tiles"), p50, Some(100.0));
+            let t = throughput(&work("tiles"), p50, copy_only(100.0));
             assert_eq!(t, Throughput::default(), "p50 = {p50}");
             assert_eq!(unit_rate(&t), None);
         }

@@ -44,6 +44,14 @@ pub struct CopyBandwidth {
     /// The variant that gave `kernel_best_gbps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_variant: Option<String>,
+    /// The add line: the best of the built-in kernel reading two buffers and writing a third
+    /// (STREAM's `add`, 2 reads : 1 write), `3 * buffer_bytes` counted per pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_line_gbps: Option<f64>,
+    /// The read line: the best of the built-in kernel reading one buffer and writing nothing,
+    /// `buffer_bytes` counted per pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_line_gbps: Option<f64>,
     /// `best_gbps` over the data sheet's peak, in percent.
     pub of_theoretical_pct: f64,
 }
@@ -63,6 +71,11 @@ pub fn buffer_bytes_for(free: usize) -> usize {
 /// The best-of-N copy bandwidth in GB/s.
 pub fn copy_bandwidth_gbps(device: &Device) -> Result<f64, CudaError> {
     copy_bandwidth(device, COPY_REPETITIONS, 0.0).map(|c| c.best_gbps)
+}
+
+/// The device's bandwidth lines (copy, add, read): see [`CopyBandwidth`].
+pub fn bandwidth_lines(device: &Device) -> Result<CopyBandwidth, CudaError> {
+    copy_bandwidth(device, COPY_REPETITIONS, 0.0)
 }
 
 /// Measures the copy bandwidth with `repetitions` timed copies; `theoretical_gbps` (0 if
@@ -92,7 +105,7 @@ pub fn copy_bandwidth(
             .map_err(|e| CudaError::driver("allocate the copy destination", e))?;
         let events = EventPair::new(device.context())?;
         let counted = 2 * bytes as u64;
-        let rates = |copy: &mut dyn FnMut() -> Result<(), MeasureError>| {
+        let rates_of = |counted: u64, copy: &mut dyn FnMut() -> Result<(), MeasureError>| {
             for _ in 0..3 {
                 copy().map_err(measure_to_cuda)?;
             }
@@ -103,6 +116,7 @@ pub fn copy_bandwidth(
             }
             Ok::<_, CudaError>(rates)
         };
+        let rates = |copy: &mut dyn FnMut() -> Result<(), MeasureError>| rates_of(counted, copy);
         let mut memcpy = rates(&mut || {
             stream
                 .memcpy_dtod(&src, &mut dst)
@@ -125,6 +139,31 @@ pub fn copy_bandwidth(
                 }
             }
         }
+        let (add_line_gbps, read_line_gbps) = match device.builtins() {
+            Ok(builtins) => {
+                let mut out = stream
+                    .alloc_zeros::<u8>(bytes)
+                    .map_err(|e| CudaError::driver("allocate the add line's output", e))?;
+                let mut add = 0.0f64;
+                let mut read = 0.0f64;
+                for variant in CopyVariant::ALL {
+                    let r = rates_of(3 * bytes as u64, &mut || {
+                        let b = builtins.lock().unwrap_or_else(|p| p.into_inner());
+                        b.add16(stream, (&src, &dst, &mut out), bytes, variant)
+                            .map_err(MeasureError::from)
+                    })?;
+                    add = add.max(best_of(&r));
+                    let r = rates_of(bytes as u64, &mut || {
+                        let b = builtins.lock().unwrap_or_else(|p| p.into_inner());
+                        b.read16(stream, (&src, &mut out), bytes, variant)
+                            .map_err(MeasureError::from)
+                    })?;
+                    read = read.max(best_of(&r));
+                }
+                (Some(add), Some(read))
+            }
+            Err(_) => (None, None),
+        };
         let memcpy_best = best_of(&memcpy);
         let kernel_best = kernel.as_ref().map(|(_, r)| best_of(r));
         let kernel_variant = kernel.as_ref().map(|(v, _)| v.to_string());
@@ -143,6 +182,8 @@ pub fn copy_bandwidth(
             memcpy_best_gbps: memcpy_best,
             kernel_best_gbps: kernel_best,
             kernel_variant,
+            add_line_gbps,
+            read_line_gbps,
             of_theoretical_pct: if theoretical_gbps > 0.0 {
                 100.0 * best / theoretical_gbps
             } else {
