@@ -24,6 +24,22 @@ for c in s['benchmarks'].values():
 print('stopped_by', stops)
 PY
 }
+over_line() { # summary.json -> the DRAM-cold % of line of every case, highest first
+  python3 - "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in s['benchmarks'].items():
+    t = c.get('throughput') or {}; w = c.get('work') or {}
+    if t.get('pct_of_copy_bandwidth'):
+        r = w.get('bytes_read', 0); wr = w.get('bytes_written', 0)
+        rows.append((t['pct_of_copy_bandwidth'], t.get('line_gbps') or 0, t.get('gbps') or 0, r / max(1, r + wr), c['status'], k[:100]))
+rows.sort(reverse=True)
+print('cases with a DRAM-cold % of line:', len(rows), 'over 100:', sum(1 for r in rows if r[0] > 100))
+for r in rows[:12]: print('%.1f%% of %.0f GB/s (%.0f GB/s, read fraction %.2f) %s %s' % r)
+print('statuses', {st: sum(1 for c in s['benchmarks'].values() if c['status'] == st) for st in ('ok', 'failed', 'failed_accuracy', 'skipped')})
+PY
+}
 # Call 1 (issue 10 item 1, issue 14): where a small nn_ops CUDA case's wall time goes with the
 # tree as the session found it (one worker process per case): 56 Swish cases of the seed grid.
 call1() {
@@ -92,20 +108,7 @@ call4() {
     --filter 'nn_ops.mse_loss/cuda/fp32/batch=128,dim=512,*' --filter 'nn_ops.mse_loss/cuda/fp32/batch=1,*' \
     --filter 'nn_ops.cross_entropy/cuda/*/grad=*,ignore_ratio=0.1,rows=4096,vocab=*' --output-dir "$OUT/tile4"
   phases "$OUT/tile4/summary.json"
-  python3 - "$OUT/tile4/summary.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-rows = []
-for k, c in s['benchmarks'].items():
-    t = c.get('throughput') or {}; w = c.get('work') or {}
-    if t.get('pct_of_copy_bandwidth'):
-        r = w.get('bytes_read', 0); wr = w.get('bytes_written', 0)
-        rows.append((t['pct_of_copy_bandwidth'], t.get('line_gbps') or 0, t.get('gbps') or 0, r / max(1, r + wr), c['status'], k[:100]))
-rows.sort(reverse=True)
-print('cases with a DRAM-cold % of line:', len(rows), 'over 100:', sum(1 for r in rows if r[0] > 100))
-for r in rows[:12]: print('%.1f%% of %.0f GB/s (%.0f GB/s, read fraction %.2f) %s %s' % r)
-print('statuses', {st: sum(1 for c in s['benchmarks'].values() if c['status'] == st) for st in ('ok', 'failed', 'failed_accuracy', 'skipped')})
-PY
+  over_line "$OUT/tile4/summary.json"
   (cd "$OUT/tile4" && tar czf ../tile4_report.tgz summary.json summary.md env.json) && rm -rf "$OUT/tile4"
 }
 # Call 5 (issue 10): the bandwidth kernels walking chunks of 4 x 256 words per block (each warp on
@@ -118,20 +121,7 @@ call5() {
     --filter 'nn_ops.mse_loss/cuda/fp32/batch=128,dim=512,*' --filter 'nn_ops.mse_loss/cuda/fp32/batch=1,*' \
     --filter 'nn_ops.cross_entropy/cuda/*/grad=*,ignore_ratio=0.1,rows=4096,vocab=*' --output-dir "$OUT/lines5"
   phases "$OUT/lines5/summary.json" | head -1
-  python3 - "$OUT/lines5/summary.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-rows = []
-for k, c in s['benchmarks'].items():
-    t = c.get('throughput') or {}; w = c.get('work') or {}
-    if t.get('pct_of_copy_bandwidth'):
-        r = w.get('bytes_read', 0); wr = w.get('bytes_written', 0)
-        rows.append((t['pct_of_copy_bandwidth'], t.get('line_gbps') or 0, t.get('gbps') or 0, r / max(1, r + wr), c['status'], k[:100]))
-rows.sort(reverse=True)
-print('cases with a DRAM-cold % of line:', len(rows), 'over 100:', sum(1 for r in rows if r[0] > 100))
-for r in rows[:10]: print('%.1f%% of %.0f GB/s (%.0f GB/s, read fraction %.2f) %s %s' % r)
-print('statuses', {st: sum(1 for c in s['benchmarks'].values() if c['status'] == st) for st in ('ok', 'failed', 'failed_accuracy', 'skipped')})
-PY
+  over_line "$OUT/lines5/summary.json"
   (cd "$OUT/lines5" && tar czf ../lines5_report.tgz summary.json summary.md env.json) && rm -rf "$OUT/lines5"
 }
 # Call 6 (issue 10 item 4, with session workers and the mix lines): the tile_ops quick suite gated

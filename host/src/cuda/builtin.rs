@@ -242,8 +242,8 @@ pub struct Builtins {
     spin: CudaFunction,
     paced: CudaFunction,
     resolution: CudaFunction,
-    copy16: CudaFunction,
-    copy16_stream: CudaFunction,
+    /// The bandwidth kernels, each as `[default hints, evict-first hints]`.
+    copy16: [CudaFunction; 2],
     add16: [CudaFunction; 2],
     read16: [CudaFunction; 2],
     sm_count: u32,
@@ -277,8 +277,7 @@ impl Builtins {
             spin: get("apex_spin")?,
             paced: get("apex_spin_paced")?,
             resolution: get("apex_timer_resolution")?,
-            copy16: get("apex_copy16")?,
-            copy16_stream: get("apex_copy16_stream")?,
+            copy16: [get("apex_copy16")?, get("apex_copy16_stream")?],
             add16: [get("apex_add16")?, get("apex_add16_stream")?],
             read16: [get("apex_read16")?, get("apex_read16_stream")?],
             sm_count: ctx
@@ -347,12 +346,7 @@ impl Builtins {
     ) -> Result<(), CudaError> {
         let words = self.words(bytes, &[src.len(), dst.len()])?;
         let config = self.copy_config(words, variant);
-        let function = if variant.streaming {
-            &self.copy16_stream
-        } else {
-            &self.copy16
-        };
-        let mut launch = stream.launch_builder(function);
+        let mut launch = stream.launch_builder(&self.copy16[usize::from(variant.streaming)]);
         launch.arg(src).arg(dst).arg(&words).arg(&reps);
         // SAFETY: the signature is (const uint4*, uint4*, u64, u32); both buffers hold at least
         // `words` 16-byte words (checked above) and cudarc's allocations are 256-byte aligned.
