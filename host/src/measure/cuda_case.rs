@@ -226,6 +226,12 @@ fn measure_phases(
     reply.notes = collect_notes(&instance)?;
     phases.mark("verify");
     reply.peak_rss_mb = peak_rss_mb();
+    // The case's own release: its buffers (stream-ordered frees), its graphs, and the device
+    // drained, so a session worker's next case does not pay for them in its setup.
+    drop(instance);
+    drop(batch);
+    device.synchronize().map_err(cuda)?;
+    phases.mark("teardown");
     Ok(())
 }
 

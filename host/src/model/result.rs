@@ -195,8 +195,8 @@ pub struct ProtocolInfo {
     #[serde(default = "one_process")]
     pub processes: u32,
     /// Wall time of each phase of the case in the worker (`device`, `setup`, `cold`, `launch`,
-    /// `rotate`, `batch`, `verify`; `cpu` for CPU cases), plus `worker_start` and `teardown` as
-    /// the host saw them, in seconds.
+    /// `rotate`, `batch`, `verify`, `teardown`; `cpu` and `verify` for CPU cases), plus
+    /// `worker_start` as the host saw it, in seconds.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub phases_s: BTreeMap<String, f64>,
     /// CUDA: the launch floor subtracted from every cold sample, in µs.
