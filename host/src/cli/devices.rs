@@ -13,6 +13,7 @@ use crate::facts::Facts;
 use crate::interrupt::Interrupt;
 use crate::measure::{AssembleContext, DeviceSlot, allowed_cpus, split_cpus};
 use crate::plan::Plan;
+use crate::report::BandwidthLines;
 
 /// `--devices`: every visible GPU, or the listed ordinals.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,9 +186,11 @@ pub fn slots(contexts: &[DeviceContext], base: AssembleContext) -> Vec<DeviceSlo
         .map(|d| DeviceSlot {
             ordinal: d.ordinal,
             assemble: AssembleContext {
-                copy_bandwidth_gbps: d.copy_bandwidth_gbps,
-                add_line_gbps: d.add_line_gbps,
-                read_line_gbps: d.read_line_gbps,
+                bandwidth: d.copy_bandwidth_gbps.map(|copy| BandwidthLines {
+                    copy,
+                    add: d.add_line_gbps,
+                    read: d.read_line_gbps,
+                }),
                 l2_line_gbps: d.l2_line_gbps,
                 ..base
             },

@@ -214,9 +214,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     let ctx = AssembleContext {
         seed: args.seed,
         save_samples: args.save_samples,
-        copy_bandwidth_gbps: None,
-        add_line_gbps: None,
-        read_line_gbps: None,
+        bandwidth: None,
         l2_line_gbps: None,
     };
     let slots = devices::slots(&contexts, ctx);

@@ -21,11 +21,9 @@ use crate::model::{
 pub struct AssembleContext {
     pub seed: u64,
     pub save_samples: bool,
-    /// The device's measured copy bandwidth, for `% of peak` (CUDA cases, DRAM-cold figures).
-    pub copy_bandwidth_gbps: Option<f64>,
-    /// The device's add line (2 reads : 1 write) and read line (reads only), when measured.
-    pub add_line_gbps: Option<f64>,
-    pub read_line_gbps: Option<f64>,
+    /// The device's measured bandwidth lines (copy, add, read), for `% of peak` (CUDA cases,
+    /// DRAM-cold figures); `None` when not calibrated.
+    pub bandwidth: Option<crate::report::BandwidthLines>,
     /// The device's L2-resident copy line, for `l2_hot` batch figures.
     pub l2_line_gbps: Option<f64>,
 }
@@ -156,16 +154,7 @@ fn headline_throughput(
     ctx: &AssembleContext,
 ) -> crate::model::Throughput {
     let l2_hot = head.cache.as_deref() == Some(CacheState::L2Hot.as_str());
-    let line = if l2_hot {
-        None
-    } else {
-        ctx.copy_bandwidth_gbps
-            .map(|copy| crate::report::BandwidthLines {
-                copy,
-                add: ctx.add_line_gbps,
-                read: ctx.read_line_gbps,
-            })
-    };
+    let line = if l2_hot { None } else { ctx.bandwidth };
     let mut t = crate::report::throughput(work, head.stats.p50_ms, line);
     if l2_hot {
         t.pct_of_l2_line = ctx
@@ -277,18 +266,18 @@ mod tests {
     const CTX: AssembleContext = AssembleContext {
         seed: 1,
         save_samples: false,
-        copy_bandwidth_gbps: None,
-        add_line_gbps: None,
-        read_line_gbps: None,
+        bandwidth: None,
         l2_line_gbps: None,
     };
 
     #[test]
     fn only_dram_cold_figures_count_against_the_copy_line() {
         let ctx = AssembleContext {
-            copy_bandwidth_gbps: Some(1.0),
-            add_line_gbps: None,
-            read_line_gbps: None,
+            bandwidth: Some(crate::report::BandwidthLines {
+                copy: 1.0,
+                add: None,
+                read: None,
+            }),
             l2_line_gbps: Some(4.0),
             ..CTX
         };

@@ -322,33 +322,15 @@ fn device_thread<'a>(
             session = None;
         }
         let outcome = if shared {
-            let started = match session.take() {
-                Some(s) => Ok(s),
-                None => {
-                    sessions += 1;
-                    let folder = ctx
-                        .scratch
-                        .join("workers")
-                        .join(format!("session-gpu{}-{sessions}", slot.ordinal));
-                    WorkerSession::start(
-                        ctx.exe,
-                        &case.kernel.library,
-                        &folder,
-                        ctx.interrupt,
-                        &slot.cpus,
-                    )
-                }
-            };
-            match started {
-                Ok(mut s) => {
-                    let (outcome, reusable) = s.run(&request, &scratch);
-                    if reusable {
-                        session = Some(s);
-                    }
-                    outcome
-                }
-                Err(outcome) => outcome,
-            }
+            run_in_session(
+                &mut session,
+                &mut sessions,
+                case,
+                slot,
+                ctx,
+                &request,
+                &scratch,
+            )
         } else {
             run_in_worker(ctx.exe, &request, &scratch, ctx.interrupt, &slot.cpus)
         };
@@ -371,6 +353,45 @@ fn device_thread<'a>(
             return;
         }
     }
+}
+
+/// Runs `request` in the GPU's session worker, starting one (the `sessions`-th of this GPU) when
+/// there is none; the session is kept only after a case that passed.
+fn run_in_session<'a>(
+    session: &mut Option<WorkerSession<'a>>,
+    sessions: &mut u32,
+    case: &PlannedCase,
+    slot: &DeviceSlot,
+    ctx: &ScheduleContext<'a>,
+    request: &WorkerRequest,
+    scratch: &Path,
+) -> WorkerOutcome {
+    let mut running = match session.take() {
+        Some(s) => s,
+        None => {
+            *sessions += 1;
+            let folder = ctx
+                .scratch
+                .join("workers")
+                .join(format!("session-gpu{}-{sessions}", slot.ordinal));
+            let started = WorkerSession::start(
+                ctx.exe,
+                &case.kernel.library,
+                &folder,
+                ctx.interrupt,
+                &slot.cpus,
+            );
+            match started {
+                Ok(s) => s,
+                Err(outcome) => return outcome,
+            }
+        }
+    };
+    let (outcome, reusable) = running.run(request, scratch);
+    if reusable {
+        *session = Some(running);
+    }
+    outcome
 }
 
 /// The worker request of one process of `case` on GPU `device`, with its share of the sampling

@@ -138,9 +138,7 @@ fn slot(ordinal: u32) -> DeviceSlot {
         assemble: AssembleContext {
             seed: 1,
             save_samples: false,
-            copy_bandwidth_gbps: None,
-            add_line_gbps: None,
-            read_line_gbps: None,
+            bandwidth: None,
             l2_line_gbps: None,
         },
         cpus: Vec::new(),

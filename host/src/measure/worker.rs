@@ -37,16 +37,18 @@ pub struct WorkerState {
     cases: u32,
 }
 
-impl WorkerState {
-    /// The library at `path`, loaded once per process.
-    fn library(&mut self, path: &Path) -> Result<&LoadedLibrary, WorkerError> {
-        if self.library.as_ref().is_some_and(|l| l.path != path) {
-            self.library = None;
-        }
-        match &mut self.library {
-            Some(l) => Ok(l),
-            slot => Ok(slot.insert(load_library(path, None).map_err(WorkerError)?)),
-        }
+/// The library at `path` held in `slot`, loaded once per process (a worker state's `library`;
+/// a free function, so the caller keeps its other fields borrowable).
+fn library_in<'a>(
+    slot: &'a mut Option<LoadedLibrary>,
+    path: &Path,
+) -> Result<&'a LoadedLibrary, WorkerError> {
+    if slot.as_ref().is_some_and(|l| l.path != path) {
+        *slot = None;
+    }
+    match slot {
+        Some(l) => Ok(l),
+        empty => Ok(empty.insert(load_library(path, None).map_err(WorkerError)?)),
     }
 }
 
@@ -139,11 +141,8 @@ fn measure_case(
         .ok_or_else(|| WorkerError(format!("unknown backend `{}`", request.backend)))?;
     let precision = Precision::parse(&request.precision)
         .ok_or_else(|| WorkerError(format!("unknown precision `{}`", request.precision)))?;
-    state.library(&request.library)?;
     let WorkerState { library, rig, .. } = state;
-    let library = library
-        .as_ref()
-        .ok_or_else(|| WorkerError("no library loaded".into()))?;
+    let library = library_in(library, &request.library)?;
     let opened = library.kernel(&request.kernel).map_err(WorkerError)?;
     reply.loaded_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
     reply

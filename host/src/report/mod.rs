@@ -7,7 +7,8 @@
 //!                                              kernels/<id>.json, summary.json, summary.md
 //! ```
 //!
-//! - [`throughput`]: rates from a kernel's declared work at a p50.
+//! - [`throughput`]: rates from a kernel's declared work at a p50, against the bandwidth line of
+//!   its read:write mix ([`BandwidthLines`]).
 //! - [`env::collect`]: the host part of `env.json`.
 //! - [`RunWriter`]: streaming, crash-safe writer of one run's report ([`read_partial`] reads
 //!   back what a killed run finished).
@@ -15,7 +16,8 @@
 //! - [`render_summary_markdown`]: `summary.md` (its `## Kernel figures` section:
 //!   `figures_section`), with findings derived from the data
 //!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]);
-//!   its `## Side by side with anchors` section: `anchors_section`.
+//!   its `## Side by side with anchors` section: `anchors_section`; its Environment table, shared
+//!   with index.html: `environment_table`.
 //! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
 //! - [`exports`]: `--format csv|junit|bmf|github-action-benchmark`, the results for other tools.
 //! - [`html`]: `index.html`, the self-contained report with its charts.
@@ -27,6 +29,7 @@ mod atomic;
 pub mod calibration;
 pub(crate) mod case_view;
 pub mod env;
+pub(crate) mod environment_table;
 pub mod exports;
 mod figures_section;
 mod final_table;

@@ -121,7 +121,7 @@ fn header(s: &RunSummary, body: &mut String) {
         counts = esc(&crate::report::case_view::counts_line(s)),
     );
     body.push_str("<table>");
-    for (k, v) in crate::report::markdown::environment_rows(&s.environment) {
+    for (k, v) in crate::report::environment_table::environment_rows(&s.environment) {
         let _ = write!(body, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
     body.push_str("</table>");
