@@ -19,8 +19,8 @@ use super::sampling::sample;
 use super::timer::Counted;
 use super::wire::{WorkerReply, WorkerRequest, unix_now_s};
 use super::worker::{
-    Call, WorkerError, check_accuracy, collect_figures, collect_notes, peak_rss_mb, plugin_params,
-    raw_mode, setup_instance, unavailable, work_block,
+    Call, WorkerError, check_accuracy, collect_figures, collect_notes, kept_or_new, peak_rss_mb,
+    plugin_params, raw_mode, setup_instance, unavailable, work_block,
 };
 use crate::cuda::nvml::Monitor;
 use crate::cuda::{BatchTimer, ColdTimer, CudaError, Device, LaunchTimer, PeakMemory};
@@ -83,17 +83,6 @@ impl CudaRig {
             monitor,
         })
     }
-
-    /// The rig of GPU `ordinal`: `rig` itself when it is already that GPU's, else a new one.
-    fn acquire(rig: &mut Option<CudaRig>, ordinal: u32) -> Result<&mut CudaRig, CudaError> {
-        if rig.as_ref().is_some_and(|r| r.ordinal != ordinal) {
-            *rig = None;
-        }
-        match rig {
-            Some(r) => Ok(r),
-            None => Ok(rig.insert(CudaRig::open(ordinal)?)),
-        }
-    }
 }
 
 /// Measures `kernel` on the device of `request` with the worker's `rig` (opened here when the
@@ -107,19 +96,24 @@ pub fn measure(
     reply: &mut WorkerReply,
 ) -> Result<(), WorkerError> {
     let mut phases = Phases::new();
-    let outcome = CudaRig::acquire(rig, request.device)
-        .map_err(cuda)
-        .and_then(|rig| {
-            measure_phases(
-                rig,
-                request,
-                kernel,
-                precision,
-                tolerance,
-                reply,
-                &mut phases,
-            )
-        });
+    // The worker's rig when it is this GPU's, else a new one.
+    let outcome = kept_or_new(
+        rig,
+        |r| r.ordinal == request.device,
+        || CudaRig::open(request.device),
+    )
+    .map_err(cuda)
+    .and_then(|rig| {
+        measure_phases(
+            rig,
+            request,
+            kernel,
+            precision,
+            tolerance,
+            reply,
+            &mut phases,
+        )
+    });
     reply.phases.append(&mut phases.list);
     outcome
 }

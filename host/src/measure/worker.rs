@@ -37,18 +37,19 @@ pub struct WorkerState {
     cases: u32,
 }
 
-/// The library at `path` held in `slot`, loaded once per process (a worker state's `library`;
-/// a free function, so the caller keeps its other fields borrowable).
-fn library_in<'a>(
-    slot: &'a mut Option<LoadedLibrary>,
-    path: &Path,
-) -> Result<&'a LoadedLibrary, WorkerError> {
-    if slot.as_ref().is_some_and(|l| l.path != path) {
+/// What a session worker keeps between cases: the value in `slot` when `fits` says it serves
+/// this case, else a new one from `make` (which replaces it).
+pub(super) fn kept_or_new<T, E>(
+    slot: &mut Option<T>,
+    fits: impl FnOnce(&T) -> bool,
+    make: impl FnOnce() -> Result<T, E>,
+) -> Result<&mut T, E> {
+    if slot.as_ref().is_some_and(|v| !fits(v)) {
         *slot = None;
     }
     match slot {
-        Some(l) => Ok(l),
-        empty => Ok(empty.insert(load_library(path, None).map_err(WorkerError)?)),
+        Some(v) => Ok(v),
+        empty => Ok(empty.insert(make()?)),
     }
 }
 
@@ -142,7 +143,11 @@ fn measure_case(
     let precision = Precision::parse(&request.precision)
         .ok_or_else(|| WorkerError(format!("unknown precision `{}`", request.precision)))?;
     let WorkerState { library, rig, .. } = state;
-    let library = library_in(library, &request.library)?;
+    let library = kept_or_new(
+        library,
+        |l| l.path == request.library,
+        || load_library(&request.library, None).map_err(WorkerError),
+    )?;
     let opened = library.kernel(&request.kernel).map_err(WorkerError)?;
     reply.loaded_after_ms = (unix_now_s() - request.spawned_at_unix_s) * 1e3;
     reply

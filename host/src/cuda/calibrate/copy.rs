@@ -68,11 +68,6 @@ pub fn buffer_bytes_for(free: usize) -> usize {
     COPY_BUFFER_BYTES.min(cap)
 }
 
-/// The best-of-N copy bandwidth in GB/s.
-pub fn copy_bandwidth_gbps(device: &Device) -> Result<f64, CudaError> {
-    copy_bandwidth(device, COPY_REPETITIONS, 0.0).map(|c| c.best_gbps)
-}
-
 /// The device's bandwidth lines (copy, add, read): see [`CopyBandwidth`].
 pub fn bandwidth_lines(device: &Device) -> Result<CopyBandwidth, CudaError> {
     copy_bandwidth(device, COPY_REPETITIONS, 0.0)

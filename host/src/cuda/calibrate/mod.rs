@@ -15,7 +15,7 @@ mod report;
 mod run;
 mod spin;
 
-pub use copy::{CopyBandwidth, bandwidth_lines, copy_bandwidth, copy_bandwidth_gbps, l2_line_gbps};
+pub use copy::{CopyBandwidth, bandwidth_lines, copy_bandwidth, l2_line_gbps};
 pub use report::{CalibrationReport, CalibrationRow, error_pct, median, target_pct};
 pub use run::{CalibrateOptions, run};
 pub use spin::{SpinKind, SpinWorkload};
