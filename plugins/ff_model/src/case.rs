@@ -1,6 +1,7 @@
 //! [`FfKernel`] (`ff_model.infer`) and [`FfCase`], its set-up instance: the model's weights from
-//! the setup seed, the inputs from the setup seed or `prepare_check`'s, the fp32 outputs, and the
-//! figures of the last call.
+//! the setup seed, the inputs from the setup seed or `prepare_check`'s (rounded to the case's
+//! storage), the engine that runs a call (the CPU fast path or the CUDA device state), the
+//! outputs of the last checked call, and the figures of its selection.
 
 use apex_plugin_api::{
     Accuracy, Backend, Figure, Instance, Kernel, KernelDescriptor, PluginError, Precision,
@@ -9,10 +10,12 @@ use apex_plugin_api::{
 
 use crate::{
     cpu::{CpuOutputs, CpuScratch, FastWeights, run_cpu},
+    device::DeviceState,
     inputs::FfInputs,
-    problem::{self, FfProblem},
+    problem::{self, FfProblem, Path},
     reference::{Outputs, reference},
     select::FrameSelection,
+    storage::Storage,
     weights::FfWeights,
 };
 
@@ -30,49 +33,81 @@ impl Kernel for FfKernel {
     }
 }
 
-/// One set-up CPU fp32 case.
+/// What runs a call.
+enum Engine {
+    Cpu(Box<CpuScratch>),
+    Cuda(Box<DeviceState>),
+}
+
+/// One set-up case.
 pub struct FfCase {
     problem: FfProblem,
+    storage: Storage,
     weights: FfWeights,
     fast: FastWeights,
     inputs: FfInputs,
     heavy: Vec<f32>,
     detail: Vec<f32>,
     alpha: Vec<f32>,
-    scratch: CpuScratch,
+    engine: Engine,
     selections: Vec<FrameSelection>,
+    /// Why the last verify failed beyond its numbers (a device selection that differs).
+    note: String,
 }
 
 impl FfCase {
     pub fn new(request: &SetupRequest) -> Result<Self, PluginError> {
-        match (request.backend, request.precision) {
-            (Backend::Cpu, Precision::Fp32) => {}
+        let storage = match (request.backend, request.precision) {
+            (Backend::Cpu, Precision::Fp32) => Storage::F32,
             (Backend::Cpu, other) => {
                 return Err(PluginError::invalid(format!(
-                    "{} has no CPU {other} path (hint: the CPU runs fp32; fp16 and bf16 come with the CUDA variants)",
+                    "{} has no CPU {other} path (hint: the CPU runs fp32; fp16 and bf16 run on cuda)",
                     problem::KERNEL_ID
                 )));
             }
+            (Backend::Cuda, precision) => Storage::of(precision)?,
             (backend, _) => {
                 return Err(PluginError::invalid(format!(
-                    "{} has no {backend} path yet (hint: use --backends cpu; the CUDA eager and fast paths are not built, see plugins/ff_model/README.md)",
+                    "{} has no {backend} path (hint: use --backends cpu,cuda)",
                     problem::KERNEL_ID
                 )));
             }
-        }
+        };
         let problem = FfProblem::plan(&request.params, request.backend)?;
         let weights = FfWeights::generate(problem.channels, request.seed);
-        let inputs = FfInputs::generate(&problem, request.seed);
+        let inputs = FfInputs::generate_for(&problem, request.seed, storage);
+        let fast = FastWeights::new(&weights);
+        let engine = match request.backend {
+            Backend::Cuda => {
+                if problem.path == Path::Eager {
+                    return Err(PluginError::invalid(format!(
+                        "{} path = eager is not built yet (hint: use path = fast; see plugins/ff_model/README.md)",
+                        problem::KERNEL_ID
+                    )));
+                }
+                let handles = request.cuda.as_ref().into_option().ok_or_else(|| {
+                    PluginError::invalid(
+                        "a cuda case needs the host's CUDA handles (hint: run it with --backends cuda on a GPU host)",
+                    )
+                })?;
+                Engine::Cuda(Box::new(DeviceState::new(
+                    handles, &problem, storage, &weights, &fast, &inputs,
+                )?))
+            }
+            _ => Engine::Cpu(Box::new(CpuScratch::new(&problem))),
+        };
         Ok(Self {
-            fast: FastWeights::new(&weights),
             heavy: vec![f32::NAN; problem.map_len()],
             detail: vec![f32::NAN; problem.map_len()],
             alpha: vec![f32::NAN; problem.pixels()],
-            scratch: CpuScratch::new(&problem),
             selections: Vec::new(),
+            note: String::new(),
             problem,
+            storage,
             weights,
+            fast,
             inputs,
+            engine,
         })
     }
 
@@ -88,14 +123,23 @@ impl FfCase {
         &self.inputs
     }
 
-    /// The fp32 outputs of the last call: `heavy_features`, `detail_map`, `alpha`.
+    /// The outputs of the last call (CUDA: of the last `verify`), as f32: `heavy_features`,
+    /// `detail_map`, `alpha`.
     pub fn outputs(&self) -> (&[f32], &[f32], &[f32]) {
         (&self.heavy, &self.detail, &self.alpha)
     }
 
-    /// The selections of the last call, one per batch entry.
+    /// The selections of the last call (CUDA: of the last `verify`), one per batch entry.
     pub fn selections(&self) -> &[FrameSelection] {
         &self.selections
+    }
+
+    /// The device's buffer sets in use (1 on the CPU).
+    pub fn buffer_sets(&self) -> usize {
+        match &self.engine {
+            Engine::Cuda(d) => d.sets(),
+            Engine::Cpu(_) => 1,
+        }
     }
 
     /// The f64 reference outputs for the current inputs.
@@ -111,50 +155,113 @@ impl FfCase {
             .map(|&v| f64::from(v))
             .collect()
     }
+
+    /// CUDA: copies set 0's outputs back and compares the device's selection (ids in Hilbert
+    /// order) with the reference's; returns the first difference, if any. The reference's
+    /// selections then stand for the figures.
+    fn download(&mut self, want: &[FrameSelection]) -> Result<Option<String>, PluginError> {
+        let Engine::Cuda(device) = &self.engine else {
+            return Ok(None);
+        };
+        let out = device.download()?;
+        let (k0, k1) = (self.problem.selected_l0(), self.problem.selected_l1());
+        let mut diff = None;
+        for (b, sel) in want.iter().enumerate() {
+            let got = |ids: &[i32], k: usize| -> Vec<i64> {
+                ids[b * k..(b + 1) * k]
+                    .iter()
+                    .map(|&i| i64::from(i))
+                    .collect()
+            };
+            let expect = |ids: &[usize]| -> Vec<i64> { ids.iter().map(|&i| i as i64).collect() };
+            let (l0, l1) = (got(&out.ids_l0, k0), got(&out.ids_l1, k1));
+            if diff.is_none() && (l0 != expect(&sel.l0) || l1 != expect(&sel.l1)) {
+                diff = Some(format!(
+                    "frame {b}: the device selected L0 {l0:?} and L1 {l1:?}, the reference L0 {:?} \
+                     and L1 {:?}",
+                    sel.l0, sel.l1
+                ));
+            }
+        }
+        self.heavy = out.heavy;
+        self.detail = out.detail;
+        self.alpha = out.alpha;
+        self.selections = want.to_vec();
+        Ok(diff)
+    }
 }
 
 impl Instance for FfCase {
     fn work(&self) -> Work {
-        self.problem.work(self.weights.elements())
+        self.problem
+            .work(self.weights.elements(), self.storage.bytes() as u64)
     }
 
     fn run(&mut self) -> Result<(), PluginError> {
-        self.selections = run_cpu(
-            &self.problem,
-            &self.weights,
-            &self.fast,
-            &self.inputs,
-            CpuOutputs {
-                heavy: &mut self.heavy,
-                detail: &mut self.detail,
-                alpha: &mut self.alpha,
-            },
-            &mut self.scratch,
-        )?;
-        Ok(())
+        match &mut self.engine {
+            Engine::Cuda(device) => device.launch_fast(&self.problem),
+            Engine::Cpu(scratch) => {
+                self.selections = run_cpu(
+                    &self.problem,
+                    &self.weights,
+                    &self.fast,
+                    &self.inputs,
+                    CpuOutputs {
+                        heavy: &mut self.heavy,
+                        detail: &mut self.detail,
+                        alpha: &mut self.alpha,
+                    },
+                    scratch,
+                )?;
+                Ok(())
+            }
+        }
     }
 
     fn prepare_check(&mut self, seed: u64) -> Result<(), PluginError> {
-        self.inputs = FfInputs::generate(&self.problem, seed);
+        self.inputs = FfInputs::generate_for(&self.problem, seed, self.storage);
         self.heavy.fill(f32::NAN);
         self.detail.fill(f32::NAN);
         self.alpha.fill(f32::NAN);
         self.selections.clear();
+        if let Engine::Cuda(device) = &mut self.engine {
+            device.upload(&self.inputs)?;
+            device.poison()?;
+        }
         Ok(())
     }
 
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
         let want = self.reference()?;
+        self.note.clear();
+        let device_diff = self.download(&want.selections)?;
         if !self.selections.is_empty() && self.selections != want.selections {
             return Err(PluginError::other(
                 "the fast path selected other tiles than the reference (a plugin bug)",
             ));
         }
-        Ok(compare_outputs(
-            &self.output_f64(),
-            &want.concat(),
-            tolerance,
-        ))
+        let accuracy = compare_outputs(&self.output_f64(), &want.concat(), tolerance);
+        if let Some(diff) = device_diff {
+            // Outputs that pass with another selection would be a bug in the check itself.
+            if accuracy.within(tolerance) && accuracy.non_finite == 0 {
+                return Err(PluginError::other(format!(
+                    "{diff}, yet the outputs match the reference (a plugin bug)"
+                )));
+            }
+            self.note = diff;
+        }
+        Ok(accuracy)
+    }
+
+    fn verify_note(&self) -> String {
+        self.note.clone()
+    }
+
+    fn rotate(&mut self, sets: u32) -> Result<u32, PluginError> {
+        match &mut self.engine {
+            Engine::Cuda(device) => device.rotate(sets),
+            Engine::Cpu(_) => Ok(1),
+        }
     }
 
     fn figures(&self) -> Vec<Figure> {
@@ -294,7 +401,7 @@ mod tests {
     #[test]
     fn other_backends_and_precisions_are_refused_with_a_hint() {
         for (b, p) in [
-            (Backend::Cuda, Precision::Fp16),
+            (Backend::Cuda, Precision::Fp8),
             (Backend::Trt, Precision::Fp32),
             (Backend::Cpu, Precision::Bf16),
         ] {

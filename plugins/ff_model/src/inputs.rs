@@ -5,7 +5,7 @@
 use apex_tile_math::rng::Rng;
 use rayon::prelude::*;
 
-use crate::problem::FfProblem;
+use crate::{problem::FfProblem, storage::Storage};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FfInputs {
@@ -50,5 +50,21 @@ impl FfInputs {
             boundary: unit(problem.pixels(), seed, STREAM + 3),
             uncertainty: unit(problem.pixels(), seed, STREAM + 4),
         }
+    }
+
+    /// The inputs drawn from `seed`, each value rounded to `storage` (what a CUDA case stores and
+    /// the f64 reference then reads exactly; fp32 leaves them as drawn).
+    pub fn generate_for(problem: &FfProblem, seed: u64, storage: Storage) -> Self {
+        let mut inputs = Self::generate(problem, seed);
+        for v in [
+            &mut inputs.dense,
+            &mut inputs.utilities,
+            &mut inputs.split_utilities,
+            &mut inputs.boundary,
+            &mut inputs.uncertainty,
+        ] {
+            storage.round_all(v);
+        }
+        inputs
     }
 }

@@ -56,7 +56,7 @@ pub struct FfProblem {
     pub path: Path,
 }
 
-/// The kernel descriptor: CPU fp32 (the CUDA eager and fast paths come later; README.md).
+/// The kernel descriptor: CPU fp32; CUDA fp32, fp16 and bf16.
 pub fn descriptor() -> KernelDescriptor {
     KernelDescriptor::new(
         KERNEL_ID,
@@ -64,8 +64,9 @@ pub fn descriptor() -> KernelDescriptor {
          (L0, L1) pack -> bidirectional TileSSM scan -> FiLM -> refine (dw3x3, pw1x1 C->2C, GroupNorm(1), \
          a*relu(b), residual) -> override unpack -> FusionGate; outputs heavy_features, detail_map, alpha",
     )
-    .backends(&[Backend::Cpu])
-    .precisions(&[Precision::Fp32])
+    .backends(&[Backend::Cpu, Backend::Cuda])
+    .precisions(&[Precision::Fp32, Precision::Fp16, Precision::Bf16])
+    .graph_capturable(true)
     .param(ParamSpec::int("batch", 1, "B, frames per call"))
     .param(ParamSpec::int("channels", 128, "C, the feature channels"))
     .param(ParamSpec::int("height", 128, "H, a multiple of tile_size_l0"))
@@ -95,7 +96,7 @@ pub fn descriptor() -> KernelDescriptor {
     .param(ParamSpec::str(
         "path",
         "fast",
-        "fast (fused passes) or eager (one kernel per op; CUDA only, not built yet)",
+        "fast (fused passes) or eager (one kernel per op, as PyTorch eager runs it; CUDA only)",
     ))
     .tolerance(Precision::Fp32, tolerance())
 }
@@ -290,8 +291,10 @@ impl FfProblem {
 
     /// The logical work of one call: every input read once (the map, the proxies, the
     /// utilities, both levels' weights), every output written once, and the FLOPs of §2.4.
-    pub fn work(&self, weight_elements: usize) -> Work {
-        let f = 4u64;
+    /// Maps and proxies count `element_bytes` per value (the case's storage), the utilities and
+    /// weights 4.
+    pub fn work(&self, weight_elements: usize, element_bytes: u64) -> Work {
+        let (e, f) = (element_bytes, 4u64);
         let map = self.map_len() as u64;
         let px = self.pixels() as u64;
         let utilities = 2 * (self.batch * self.grid_l0().tiles()) as u64;
@@ -299,8 +302,8 @@ impl FfProblem {
             + self.path_flops(self.selected_l1(), self.tile_l1)
             + (self.channels * self.height * self.width) as f64;
         Work {
-            bytes_read: f * (map + 2 * px + utilities + weight_elements as u64),
-            bytes_written: f * (2 * map + px),
+            bytes_read: e * (map + 2 * px) + f * (utilities + weight_elements as u64),
+            bytes_written: e * (2 * map + px),
             flops: per_frame * self.batch as f64,
             items: self.batch as f64,
             unit: WorkUnit::Frames,
@@ -333,11 +336,11 @@ mod tests {
     #[test]
     fn the_flops_follow_the_spec_accounting_at_the_profile() {
         let p = FfProblem::plan(&params(&[]), Backend::Cpu).unwrap();
-        let g = p.work(0).flops / 1e9;
+        let g = p.work(0, 4).flops / 1e9;
         // §2.4: about 0.53 GFLOP (pointwise 337 M + 135 M dominate).
         assert!((0.50..0.56).contains(&g), "{g} GFLOP");
-        assert_eq!(p.work(0).items, 1.0);
-        assert_eq!(p.work(0).unit, WorkUnit::Frames);
+        assert_eq!(p.work(0, 4).items, 1.0);
+        assert_eq!(p.work(0, 4).unit, WorkUnit::Frames);
     }
 
     #[test]

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The device calls of the fifth session of 2026-11-25 (H100), run from the repository root on the
+# device machine with the release binaries carried in .device/slim. Usage on the device:
+# `source benches/results/device_scripts_2026-11-25_s5.sh; callN`. The helpers (`step`, `cases`,
+# `phases`, B, CARGO_TARGET_DIR) come from the earlier sessions' scripts.
+source benches/results/device_scripts_2026-11-25_s4.sh
+# Call 1 (issue 13): the ff_model CUDA fast path: the GPU self-check (every shape x storage, fresh
+# inputs, poisoned outputs, rotation), the ff_model CUDA suite through apex-host, and, when both
+# pass, the PyTorch anchor on the exported profile in the same call.
+call1() {
+  step ff_check 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)|seed|poison|rotate" "$OUT/ff_check.log" | cut -c1-200 | head -80
+  step ff_run 300 $B/apex-host run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff"
+  cases "$OUT/ff/summary.json" > "$OUT/ff_cases.txt"; cut -c1-300 "$OUT/ff_cases.txt"
+  (cd "$OUT/ff" && tar czf ../ff_report.tgz summary.json summary.md) && rm -rf "$OUT/ff"
+  if grep -q "RESULT: OK" "$OUT/ff_check.log"; then
+    step ff_export 200 $B/examples/ff_model_export --out "$OUT/ff_export"
+    step ff_torch 360 python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+    grep -E "eager|compile|reduce|parity|frames" "$OUT/ff_torch.log" | head -20
+    rm -rf "$OUT/ff_export"
+  fi
+  cat "$OUT/table.txt"
+}
+# Call 2 (issue 13): f32 packed tiles and L0 result between the levels, split (hi + lo) GEMM
+# operands, latency fixes (tokens in shared memory, a warp per channel in pack, unrolled loads);
+# the self-check, Nsight Compute's duration of each of the ten kernels of one fp16 profile frame,
+# the ff_model CUDA suite, and the PyTorch anchor when the check passes.
+call2() {
+  step ff_check2 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)|seed 11|poison" "$OUT/ff_check2.log" | cut -c1-160 | head -80
+  step ff_ncu2 200 ncu --kernel-name regex:ff_ --launch-count 10 --metrics gpu__time_duration.sum \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "ff_[a-z_]+|gpu__time_duration" "$OUT/ff_ncu2.log" | sed 's/(int, .*//' | paste - - | awk '{print $1, $(NF)}' | head -12
+  call1_run_and_anchor 2
+}
+call1_run_and_anchor() { # $1: suffix
+  step ff_run$1 300 $B/apex-host run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff$1"
+  cases "$OUT/ff$1/summary.json" > "$OUT/ff_cases$1.txt"; cut -c1-300 "$OUT/ff_cases$1.txt"
+  (cd "$OUT/ff$1" && tar czf ../ff_report$1.tgz summary.json summary.md) && rm -rf "$OUT/ff$1"
+  if grep -q "RESULT: OK" "$OUT/ff_check$1.log"; then
+    step ff_export$1 200 $B/examples/ff_model_export --out "$OUT/ff_export"
+    step ff_torch$1 360 python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+    grep -E "eager|compile|reduce|parity|frames" "$OUT/ff_torch$1.log" | head -20
+    rm -rf "$OUT/ff_export"
+  fi
+  cat "$OUT/table.txt"
+}
+# Call 3 (issue 13): ff_refine writes the pre-norm tensor once (no recomputed GEMM) and ff_apply
+# finishes elementwise; the modulated rows staged 32 channels at a time (tiles 32/16 stay under
+# 48 KiB). Self-check, Nsight Compute durations at the GPU's own clocks with warm caches (one fp16
+# profile frame, after one untimed frame), the suite, and the anchor when the check passes.
+call3() {
+  step ff_check3 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)|seed 11|    [a-z]+:" "$OUT/ff_check3.log" | cut -c1-160 | head -80
+  step ff_ncu3 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu3.log" | sed 's/(int, [^)]*)//; s/ (.*)x(.*)x(.*), Context.*//' | paste - - - - | awk '{print $1, $4, $7, $10}'
+  call1_run_and_anchor 3
+}
+# Call 4 (issue 13): FiLM's linears as warp-per-row GEMVs (float4 rows, 8 rows in flight), float4
+# staging of the modulated rows, fp16 weights without a lo part, ff_apply 4 elements a thread, the
+# C < 32 staging fix. Same steps as call 3.
+call4() {
+  step ff_check4 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)|seed 11|    [a-z]+:" "$OUT/ff_check4.log" | cut -c1-160 | head -80
+  step ff_ncu4 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu4.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
+  call1_run_and_anchor 4
+}

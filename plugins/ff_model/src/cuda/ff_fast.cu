@@ -1,0 +1,733 @@
+// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): ten launches per call, no host
+// synchronisation, every shape a kernel argument (one module per storage type serves every case).
+//
+//   ff_base        heavy = dense, detail = 0, alpha = the L1 gate over the whole map (one pass)
+//   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
+//   per level (L0 on dense, then L1 on the L0 result):
+//   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
+//   ff_film        the bidirectional scan up to each tile, then FiLM: gamma, beta per tile
+//   ff_refine      modulate, depthwise 3x3, pointwise GEMM (tensor cores) per 32-pixel chunk:
+//                  the pre-norm output [B,K,2C,t*t] (f32) and the chunk's GroupNorm partials
+//   ff_apply       GroupNorm (the tile's partials combined), a*relu(b) + residual, FusionGate,
+//                  and the override unpack into heavy (L0 also keeps its f32 result in `l0map`
+//                  for the L1 level; L1 writes detail = heavy - heavy_l0)
+//
+// Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
+// Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
+// result in f32 (a 16-bit model would otherwise round heavy_l0 between the levels). The GEMM's
+// activations (the depthwise output) are split into hi + lo 16-bit parts; so are the bf16 case's
+// weights (three products, f32 accumulators): bf16's 8-bit mantissa would otherwise cost ~1e-3 of
+// every pre-norm value. fp16 keeps the weights rounded to fp16 (the fp16 model's weights; their
+// 2^-12 relative error stays far inside the fp16 tolerance), two products.
+//
+// Outside the selected tiles `base + alpha*(base - base)` is the base itself, so the gate runs
+// only inside them, and `detail` is 0 there (ff_base writes both); the f64 reference computes the
+// literal whole-map steps and verify compares the two.
+//
+// GroupNorm(1) needs the statistics of the whole tile before it applies, so ff_refine writes the
+// pre-norm tensor (it stays in L2: 5 MiB at the profile's L0) with each chunk's (sum, centred sum
+// of squares), and ff_apply combines a tile's partials (Chan's formula, f64) and finishes.
+//
+// GEMM (pointwise 1x1, C -> 2C, per chunk M = 2C rows x N = 32 pixels x K = C): fp16 and bf16 use
+// mma.sync m16n8k16 with f32 accumulators; the A operand (the weights, hi and lo) is stored by
+// the host in fragment order, so each lane loads a fragment with one 16-byte load; the B operand
+// (the depthwise output, hi and lo) sits in shared memory pixel-major, rows padded by 8 elements
+// (conflict-free 32-bit fragment loads). fp32 runs the same fragment layout with scalar FMAs.
+// Warp w owns the "a" row tiles w, w+8, ... and, for each, the "b" row tile C/16 tiles further,
+// so a*relu(b) pairs values the same thread holds.
+
+#define CHUNK 32
+#define NT (CHUNK / 8)
+#define WARPS 8
+#define THREADS (WARPS * 32)
+#define NORM_EPS 1e-5
+#define TOKEN_CLAMP 1e4f
+#define APPLY_PER_THREAD 4
+
+#if DTYPE == 0
+typedef float S;
+#else
+typedef unsigned short S;
+#endif
+
+__device__ __forceinline__ float to_f32(S v) {
+#if DTYPE == 0
+    return v;
+#elif DTYPE == 1
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+    return f;
+#else
+    return __uint_as_float(((unsigned int)v) << 16);
+#endif
+}
+
+__device__ __forceinline__ S from_f32(float f) {
+#if DTYPE == 0
+    return f;
+#elif DTYPE == 1
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared formulas (apex-tile-math's, in f32).
+
+__device__ __forceinline__ float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+__device__ __forceinline__ float clean_proxy(float v) {
+    if (isnan(v)) return 0.0f;
+    if (isinf(v)) return v > 0.0f ? 1.0f : 0.0f;
+    return v;
+}
+
+__device__ __forceinline__ float clean_token(float x) {
+    if (isnan(x)) return 0.0f;
+    return fminf(fmaxf(x, -TOKEN_CLAMP), TOKEN_CLAMP);
+}
+
+// gate = (softplus(wb), softplus(wu), bias), computed on the host.
+__device__ __forceinline__ float gate_alpha(const float* gate, float boundary, float uncertainty) {
+    float z = gate[0] * clean_proxy(boundary) + gate[1] * clean_proxy(uncertainty) + gate[2];
+    return sigmoidf_(z);
+}
+
+// One level's weights, packed by the host into one f32 buffer (program.rs::LevelLayout).
+struct Level {
+    const float* scan;   // [12][C]: a, 1-a, in gain, bias, out gain (forward, backward), g, 1-g
+    const float* ln_w;   // [C]
+    const float* ln_b;   // [C]
+    const float* fc1;    // [C out][C in]
+    const float* fc1_b;  // [C]
+    const float* fc2;    // [2C out][C in]
+    const float* fc2_b;  // [2C]
+    const float* dw_w;   // [C][9]
+    const float* dw_b;   // [C]
+    const float* pw_b;   // [2C]
+    const float* gn_w;   // [2C]
+    const float* gn_b;   // [2C]
+    const float* gate;   // [4]: softplus(wb), softplus(wu), bias, 0
+    const float* pw;     // fp32: [2C][C] row-major; 16-bit: fragment order (see refine_gemm)
+    // (fc1, fc2: 16-byte aligned, C a multiple of 16: the GEMVs load float4 rows)
+};
+
+__device__ __forceinline__ Level level_at(const float* w, int C) {
+    Level l;
+    l.scan = w;
+    l.ln_w = w + 12 * C;
+    l.ln_b = l.ln_w + C;
+    l.fc1 = l.ln_b + C;
+    l.fc1_b = l.fc1 + C * C;
+    l.fc2 = l.fc1_b + C;
+    l.fc2_b = l.fc2 + 2 * C * C;
+    l.dw_w = l.fc2_b + 2 * C;
+    l.dw_b = l.dw_w + 9 * C;
+    l.pw_b = l.dw_b + C;
+    l.gn_w = l.pw_b + 2 * C;
+    l.gn_b = l.gn_w + 2 * C;
+    l.gate = l.gn_b + 2 * C;
+    l.pw = l.gate + 4;
+    return l;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block reductions (THREADS threads; `red` holds WARPS + 1 floats of shared memory).
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ float block_sum(float v, float* red) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        float t = lane < WARPS ? red[lane] : 0.0f;
+        t = warp_sum(t);
+        if (lane == 0) red[WARPS] = t;
+    }
+    __syncthreads();
+    return red[WARPS];
+}
+
+// Merges (nb, mb, m2b) into (n, m, m2): count, mean, centred sum of squares (Chan et al.).
+__device__ __forceinline__ void chan_merge(float& n, float& m, float& m2, float nb, float mb,
+                                           float m2b) {
+    if (nb == 0.0f) return;
+    const float total = n + nb, d = mb - m;
+    m += d * (nb / total);
+    m2 += m2b + d * d * (n * nb / total);
+    n = total;
+}
+
+// Exclusive prefix count of `flag` over the block (threads in order); `*total` gets the count.
+__device__ int block_scan(int flag, int* warp_base, int* total) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned ballot = __ballot_sync(0xffffffffu, flag);
+    int before = __popc(ballot & ((1u << lane) - 1u));
+    __syncthreads();
+    if (lane == 0) warp_base[warp] = __popc(ballot);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int run = 0;
+        for (int w = 0; w < WARPS; ++w) {
+            int n = warp_base[w];
+            warp_base[w] = run;
+            run += n;
+        }
+        *total = run;
+    }
+    __syncthreads();
+    return warp_base[warp] + before;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ff_base: heavy = dense, detail = 0 over [B,C,H,W]; alpha = gate(boundary, uncertainty) over
+// [B,H,W] (the L1 level's gate: the reported alpha is the L1 path's).
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_base(
+    const S* __restrict__ dense, const S* __restrict__ boundary, const S* __restrict__ uncertainty,
+    const float* __restrict__ weights_l1, S* __restrict__ heavy, S* __restrict__ detail,
+    S* __restrict__ alpha, long long map_len, long long pixels, int C) {
+    const Level l1 = level_at(weights_l1, C);
+    long long stride = (long long)gridDim.x * blockDim.x;
+    long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    // 16-byte vectors, then a scalar tail.
+    const long long per = 16 / sizeof(S);
+    long long vecs = map_len / per;
+    const uint4* d4 = reinterpret_cast<const uint4*>(dense);
+    uint4* h4 = reinterpret_cast<uint4*>(heavy);
+    uint4* z4 = reinterpret_cast<uint4*>(detail);
+    for (long long i = i0; i < vecs; i += stride) {
+        h4[i] = d4[i];
+        z4[i] = make_uint4(0u, 0u, 0u, 0u);
+    }
+    for (long long i = vecs * per + i0; i < map_len; i += stride) {
+        heavy[i] = dense[i];
+        detail[i] = from_f32(0.0f);
+    }
+    for (long long i = i0; i < pixels; i += stride) {
+        alpha[i] = from_f32(gate_alpha(l1.gate, to_f32(boundary[i]), to_f32(uncertainty[i])));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ff_select: one block per batch entry. Every L0 tile costs the same, so stage 1 takes the k0
+// best scores (utility/cost desc, id asc: the host's sort) and stage 2 splits the s best
+// selected parents by split score; the host computes k0 and s from the budgets (the counts do
+// not depend on the utilities). Both lists are then compacted in Hilbert order: hil0 / hil1 list
+// every tile id of the L0 / L1 grid in Hilbert order. Scores are f64 as on the host.
+// Shared memory: 2*G doubles + G ints.
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
+    const float* __restrict__ utilities, const float* __restrict__ split_utilities,
+    const int* __restrict__ hil0, const int* __restrict__ hil1, int* __restrict__ ids_l0,
+    int* __restrict__ ids_l1, int G, int gw, int k0, int splits, double cost, double overhead) {
+    extern __shared__ double sel_smem[];
+    __shared__ int warp_base[WARPS];
+    __shared__ int total;
+    double* score = sel_smem;
+    double* split_score = sel_smem + G;
+    int* state = reinterpret_cast<int*>(sel_smem + 2 * G);  // 0 none, 1 selected, 2 split
+    const int b = blockIdx.x;
+    for (int i = threadIdx.x; i < G; i += blockDim.x) {
+        score[i] = (double)utilities[(long long)b * G + i] / cost;
+        split_score[i] = (double)split_utilities[(long long)b * G + i] / overhead;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G; i += blockDim.x) {
+        double s = score[i];
+        int rank = 0;
+        for (int j = 0; j < G; ++j) {
+            double o = score[j];
+            rank += (o > s) || (o == s && j < i);
+        }
+        state[i] = rank < k0 ? 1 : 0;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G; i += blockDim.x) {
+        if (state[i] == 0) continue;
+        double s = split_score[i];
+        int rank = 0;
+        for (int j = 0; j < G; ++j) {
+            if (state[j] == 0) continue;
+            double o = split_score[j];
+            rank += (o > s) || (o == s && j < i);
+        }
+        if (rank < splits) state[i] = 3;  // marked apart from 1 until every rank is read
+    }
+    __syncthreads();
+    int base = 0;
+    for (int r0 = 0; r0 < G; r0 += blockDim.x) {
+        int r = r0 + threadIdx.x;
+        int id = r < G ? hil0[r] : 0;
+        int flag = r < G && state[id] != 0;
+        int at = block_scan(flag, warp_base, &total);
+        if (flag) ids_l0[(long long)b * k0 + base + at] = id;
+        base += total;
+    }
+    const int l1w = 2 * gw, G1 = 4 * G;
+    base = 0;
+    for (int r0 = 0; r0 < G1; r0 += blockDim.x) {
+        int r = r0 + threadIdx.x;
+        int id = r < G1 ? hil1[r] : 0;
+        int parent = (id / l1w / 2) * gw + (id % l1w) / 2;
+        int flag = r < G1 && state[parent] == 3;
+        int at = block_scan(flag, warp_base, &total);
+        if (flag) ids_l1[(long long)b * 4 * splits + base + at] = id;
+        base += total;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ff_pack_s / ff_pack_f: grid (K, B, ceil(C / WARPS)), a warp per channel. packed[b,k,c,:] = the
+// tile's pixels of src[b,c,:,:] as f32; tokens[b,k,c] = their mean.
+
+template <typename T>
+__device__ __forceinline__ float load_f32(const T* p);
+template <>
+__device__ __forceinline__ float load_f32<float>(const float* p) { return *p; }
+#if DTYPE != 0
+template <>
+__device__ __forceinline__ float load_f32<S>(const S* p) { return to_f32(*p); }
+#endif
+
+template <typename T>
+__device__ void ff_pack(const T* __restrict__ src, const int* __restrict__ ids,
+                        float* __restrict__ packed, float* __restrict__ tokens, int C, int H, int W,
+                        int t, int gw, int K) {
+    const int k = blockIdx.x, b = blockIdx.y;
+    const int lane = threadIdx.x & 31, c = blockIdx.z * WARPS + (threadIdx.x >> 5);
+    if (c >= C) return;
+    const int id = ids[b * K + k];
+    const int y0 = (id / gw) * t, x0 = (id % gw) * t, P = t * t;
+    const T* plane = src + ((long long)b * C + c) * H * W;
+    float* out = packed + (((long long)b * K + k) * C + c) * P;
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int p = lane; p < P; p += 32) {
+        float v = load_f32<T>(plane + (long long)(y0 + p / t) * W + x0 + p % t);
+        out[p] = v;
+        sum += v;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) tokens[((long long)b * K + k) * C + c] = sum / (float)P;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_s(
+    const S* __restrict__ src, const int* __restrict__ ids, float* __restrict__ packed,
+    float* __restrict__ tokens, int C, int H, int W, int t, int gw, int K) {
+    ff_pack<S>(src, ids, packed, tokens, C, H, W, t, gw, K);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
+    const float* __restrict__ src, const int* __restrict__ ids, float* __restrict__ packed,
+    float* __restrict__ tokens, int C, int H, int W, int t, int gw, int K) {
+    ff_pack<float>(src, ids, packed, tokens, C, H, W, t, gw, K);
+}
+
+// y[o] = bias[o] + w[o,:] . x (w row-major [n_out][n_in] in global memory, x in shared memory,
+// both 16-byte aligned, n_in a multiple of 4): a warp per output row, each lane reading float4s
+// of the row (coalesced), GEMV_ROWS rows in flight per warp, then warp reductions. With `silu`,
+// y = z*sigmoid(z); without, the first n_out/2 outputs become tanh (FiLM's gamma).
+#define GEMV_ROWS 8
+__device__ void gemv_block(const float* __restrict__ w, const float* __restrict__ bias,
+                           const float* x, float* y, int n_in, int n_out, bool silu) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    for (int o0 = warp; o0 < n_out; o0 += GEMV_ROWS * WARPS) {
+        float z[GEMV_ROWS];
+#pragma unroll
+        for (int u = 0; u < GEMV_ROWS; ++u) z[u] = 0.0f;
+        for (int j = lane; j < n_in / 4; j += 32) {
+            const float4 xv = x4[j];
+#pragma unroll
+            for (int u = 0; u < GEMV_ROWS; ++u) {
+                const int o = o0 + u * WARPS;
+                if (o < n_out) {
+                    const float4 v = reinterpret_cast<const float4*>(w + (long long)o * n_in)[j];
+                    z[u] += v.x * xv.x + v.y * xv.y + v.z * xv.z + v.w * xv.w;
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < GEMV_ROWS; ++u) {
+            const int o = o0 + u * WARPS;
+            const float zz = warp_sum(z[u]);
+            if (lane == 0 && o < n_out) {
+                const float v = zz + bias[o];
+                y[o] = silu ? v * sigmoidf_(v) : (o < n_out / 2 ? tanhf(v) : v);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ff_film: grid (K, B). The bidirectional scan's output at tile k (forward over 0..k, backward
+// over K-1..k, from zero states; the frame's tokens staged in shared memory), cleaned,
+// LayerNorm(C), Linear(C->C), SiLU, Linear(C->2C); film[b,k,0..C) = tanh(gamma_raw),
+// film[b,k,C..2C) = beta. Shared memory: (K + 2) * C floats.
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_film(
+    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ film,
+    int C, int K) {
+    extern __shared__ float film_smem[];
+    __shared__ float red[WARPS + 1];
+    float* tok = film_smem;
+    float* x = film_smem + K * C;
+    float* h = x + C;
+    const int k = blockIdx.x, b = blockIdx.y;
+    const Level l = level_at(weights, C);
+    const float* src = tokens + (long long)b * K * C;
+#pragma unroll 8
+    for (int i = threadIdx.x; i < K * C; i += blockDim.x) tok[i] = clean_token(src[i]);
+    __syncthreads();
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        const float* p = l.scan;
+        float a = p[c], oma = p[C + c], ig = p[2 * C + c], sb = p[3 * C + c], og = p[4 * C + c];
+        float s = 0.0f;
+        for (int j = 0; j <= k; ++j) s = a * s + oma * (ig * tok[j * C + c] + sb);
+        float y = p[10 * C + c] * (og * s);
+        a = p[5 * C + c], oma = p[6 * C + c], ig = p[7 * C + c], sb = p[8 * C + c];
+        og = p[9 * C + c];
+        s = 0.0f;
+        for (int j = K - 1; j >= k; --j) s = a * s + oma * (ig * tok[j * C + c] + sb);
+        y = y + p[11 * C + c] * (og * s);
+        x[c] = clean_token(y);
+    }
+    __syncthreads();
+    float part = 0.0f;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) part += x[c];
+    const float mean = block_sum(part, red) / (float)C;
+    part = 0.0f;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) part += (x[c] - mean) * (x[c] - mean);
+    const float inv = rsqrtf(block_sum(part, red) / (float)C + (float)NORM_EPS);
+    for (int c = threadIdx.x; c < C; c += blockDim.x) x[c] = (x[c] - mean) * inv * l.ln_w[c] + l.ln_b[c];
+    __syncthreads();
+    gemv_block(l.fc1, l.fc1_b, x, h, C, C, true);
+    __syncthreads();
+    gemv_block(l.fc2, l.fc2_b, h, film + ((long long)b * K + k) * 2 * C, C, 2 * C, false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The refine GEMM of one chunk: acc_a / acc_b[nt][4] for the "a" row tile `at` and the "b" row
+// tile at + C/16, in the m16n8 accumulator layout (lane g = lane/4, q = lane%4: [0],[1] row g,
+// columns 2q, 2q+1; [2],[3] row g+8).
+
+#if DTYPE != 0
+__device__ __forceinline__ void mma16816(float* d, uint4 a, unsigned b0, unsigned b1) {
+#if DTYPE == 1
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+#else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+#endif
+}
+#endif
+
+// bs: the chunk's depthwise output [CHUNK][bstride] (pixel-major, channel fastest); 16-bit
+// storage: the hi parts, then the lo parts at bs + CHUNK * bstride.
+__device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bstride, int C, int at,
+                                            float (*acc_a)[4], float (*acc_b)[4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int ra = at * 16 + g, rb = ra + C;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        acc_a[nt][0] = acc_a[nt][1] = l.pw_b[ra];
+        acc_a[nt][2] = acc_a[nt][3] = l.pw_b[ra + 8];
+        acc_b[nt][0] = acc_b[nt][1] = l.pw_b[rb];
+        acc_b[nt][2] = acc_b[nt][3] = l.pw_b[rb + 8];
+    }
+    const int ksteps = C / 16;
+#if DTYPE != 0
+    // The weights' fragments (bf16: hi, then lo; (2C/16) * ksteps * 32 uint4 each).
+    const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
+#if DTYPE == 2
+    const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
+#endif
+    const S* bs_lo = bs + CHUNK * bstride;
+    const int bt = at + C / 16;
+#pragma unroll 4
+    for (int ks = 0; ks < ksteps; ++ks) {
+        const long long fa = ((long long)at * ksteps + ks) * 32 + lane;
+        const long long fb = ((long long)bt * ksteps + ks) * 32 + lane;
+        const uint4 ah = hi[fa], bh = hi[fb];
+#if DTYPE == 2
+        const uint4 al = lo[fa], bl = lo[fb];
+#endif
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            const int off = (nt * 8 + g) * bstride + ks * 16 + 2 * q;
+            const unsigned h0 = *reinterpret_cast<const unsigned*>(bs + off);
+            const unsigned h1 = *reinterpret_cast<const unsigned*>(bs + off + 8);
+            const unsigned l0 = *reinterpret_cast<const unsigned*>(bs_lo + off);
+            const unsigned l1 = *reinterpret_cast<const unsigned*>(bs_lo + off + 8);
+#if DTYPE == 2
+            mma16816(acc_a[nt], al, h0, h1);
+            mma16816(acc_b[nt], bl, h0, h1);
+#endif
+            mma16816(acc_a[nt], ah, l0, l1);
+            mma16816(acc_a[nt], ah, h0, h1);
+            mma16816(acc_b[nt], bh, l0, l1);
+            mma16816(acc_b[nt], bh, h0, h1);
+        }
+    }
+#else
+    const float* wa0 = l.pw + (long long)ra * C;
+    const float* wa1 = wa0 + 8 * C;
+    const float* wb0 = l.pw + (long long)rb * C;
+    const float* wb1 = wb0 + 8 * C;
+#pragma unroll 4
+    for (int kk = 0; kk < ksteps * 16; ++kk) {
+        float a0 = wa0[kk], a1 = wa1[kk], b0w = wb0[kk], b1w = wb1[kk];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            float v0 = bs[(nt * 8 + 2 * q) * bstride + kk];
+            float v1 = bs[(nt * 8 + 2 * q + 1) * bstride + kk];
+            acc_a[nt][0] += a0 * v0;
+            acc_a[nt][1] += a0 * v1;
+            acc_a[nt][2] += a1 * v0;
+            acc_a[nt][3] += a1 * v1;
+            acc_b[nt][0] += b0w * v0;
+            acc_b[nt][1] += b0w * v1;
+            acc_b[nt][2] += b1w * v0;
+            acc_b[nt][3] += b1w * v1;
+        }
+    }
+#endif
+}
+
+// ff_refine: grid (chunks, K, B), THREADS threads. Modulate, depthwise 3x3 and the pointwise
+// GEMM of one chunk; writes the pre-norm GEMM output pre[b,k,0..2C,p] (f32) and the chunk's
+// GroupNorm partials stats[b,k,chunk] = (sum, centred sum of squares). Shared memory (host:
+// refine_smem):
+//   mod  [CB][ms]     f32, the modulated rows the chunk's 3x3 reads for CB channels at a time
+//                     (zero outside the tile), ms = rows*t + 1 (odd: channel-strided reads hit
+//                     distinct banks)
+//   bs   [CHUNK][C+8] S, the depthwise output (GEMM operand B); 16-bit storage: hi, then lo
+#define CB 32
+extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
+    const float* __restrict__ packed, const float* __restrict__ film,
+    const float* __restrict__ weights, float* __restrict__ pre, float* __restrict__ stats, int C,
+    int t, int K) {
+    extern __shared__ float ref_smem[];
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
+    const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
+    const int row_lo = p0 / t - 1, rows = (p1 - 1) / t + 1 - row_lo + 1;
+    const int ms = rows * t + 1, bstride = C + 8, window = rows * t;
+    float* mod = ref_smem;
+    S* bs = reinterpret_cast<S*>(ref_smem + CB * ms);
+    const Level l = level_at(weights, C);
+    const float* fk = film + ((long long)b * K + k) * 2 * C;
+    const float* tile = packed + ((long long)b * K + k) * C * P;
+
+    for (int c0 = 0; c0 < C; c0 += CB) {
+        const int cb = min(CB, C - c0);
+        if (c0 > 0) __syncthreads();  // the previous block's mod reads are done
+        if ((t & 3) == 0) {
+            // float4 loads (t a multiple of 4: a group of four never straddles a row, and every
+            // row offset is 16-byte aligned).
+            const int quads = window / 4;
+#pragma unroll 4
+            for (int i = threadIdx.x; i < cb * quads; i += blockDim.x) {
+                const int cc = i / quads, w = 4 * (i - cc * quads), c = c0 + cc;
+                const int row = row_lo + w / t;
+                float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (row >= 0 && row < t) {
+                    v = *reinterpret_cast<const float4*>(tile + c * P + row_lo * t + w);
+                    const float gm = 1.0f + fk[c], bt = fk[C + c];
+                    v = make_float4(gm * v.x + bt, gm * v.y + bt, gm * v.z + bt, gm * v.w + bt);
+                }
+                float* m = mod + cc * ms + w;
+                m[0] = v.x;
+                m[1] = v.y;
+                m[2] = v.z;
+                m[3] = v.w;
+            }
+        } else {
+#pragma unroll 4
+            for (int i = threadIdx.x; i < cb * window; i += blockDim.x) {
+                const int cc = i / window, w = i - cc * window, c = c0 + cc;
+                const int row = row_lo + w / t;
+                float v = 0.0f;
+                if (row >= 0 && row < t) v = (1.0f + fk[c]) * tile[c * P + row_lo * t + w] + fk[C + c];
+                mod[cc * ms + w] = v;
+            }
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int i = threadIdx.x; i < cb * CHUNK; i += blockDim.x) {
+            const int cc = i % cb, n = i / cb, c = c0 + cc, p = p0 + n;
+            float acc = 0.0f;
+            if (p < p1) {
+                const int r = p / t - row_lo, x = p - (p / t) * t;
+                const float* w9 = l.dw_w + c * 9;
+                const float* m = mod + cc * ms;
+                acc = l.dw_b[c];
+#pragma unroll
+                for (int di = 0; di < 3; ++di) {
+                    const float* mr = m + (r - 1 + di) * t;
+#pragma unroll
+                    for (int dj = 0; dj < 3; ++dj) {
+                        const int xx = x - 1 + dj;
+                        if (xx >= 0 && xx < t) acc += w9[di * 3 + dj] * mr[xx];
+                    }
+                }
+            }
+            const S hi = from_f32(acc);
+            bs[n * bstride + c] = hi;
+#if DTYPE != 0
+            bs[CHUNK * bstride + n * bstride + c] = from_f32(acc - to_f32(hi));
+#endif
+        }
+    }
+    __syncthreads();
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
+    float* out = pre + ((long long)b * K + k) * 2 * C * P;
+    float acc_a[NT][4], acc_b[NT][4];
+    // Each thread's (count, mean, centred sum of squares), merged across the warp and the block
+    // with Chan's formula (no E[x^2] - E[x]^2 cancellation).
+    float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
+    for (int at = warp; at < C / 16; at += WARPS) {
+        refine_gemm(l, bs, bstride, C, at, acc_a, acc_b);
+        float s = 0.0f, n = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            const int p = p0 + nt * 8 + 2 * q;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int c = at * 16 + g + half * 8;
+                const float a0 = acc_a[nt][2 * half], a1 = acc_a[nt][2 * half + 1];
+                const float b0 = acc_b[nt][2 * half], b1 = acc_b[nt][2 * half + 1];
+                if (p + 1 < p1) {  // both columns; p is even, so with an even P so is c * P + p
+                    if ((P & 1) == 0) {
+                        *reinterpret_cast<float2*>(out + (long long)c * P + p) = make_float2(a0, a1);
+                        *reinterpret_cast<float2*>(out + (long long)(C + c) * P + p) = make_float2(b0, b1);
+                    } else {
+                        out[(long long)c * P + p] = a0;
+                        out[(long long)c * P + p + 1] = a1;
+                        out[(long long)(C + c) * P + p] = b0;
+                        out[(long long)(C + c) * P + p + 1] = b1;
+                    }
+                    s += a0 + a1 + b0 + b1;
+                    n += 4.0f;
+                } else if (p < p1) {
+                    out[(long long)c * P + p] = a0;
+                    out[(long long)(C + c) * P + p] = b0;
+                    s += a0 + b0;
+                    n += 2.0f;
+                }
+            }
+        }
+        if (n > 0.0f) {
+            const float m = s / n;
+            float m2 = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (p0 + nt * 8 + 2 * q + (e & 1) >= p1) continue;
+                    const float da = acc_a[nt][e] - m, db = acc_b[nt][e] - m;
+                    m2 += da * da + db * db;
+                }
+            }
+            chan_merge(cnt, cmean, cm2, n, m, m2);
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const float n2 = __shfl_xor_sync(0xffffffffu, cnt, o);
+        const float mean2 = __shfl_xor_sync(0xffffffffu, cmean, o);
+        const float m22 = __shfl_xor_sync(0xffffffffu, cm2, o);
+        chan_merge(cnt, cmean, cm2, n2, mean2, m22);
+    }
+    __shared__ float part[WARPS][3];
+    if (lane == 0) {
+        part[warp][0] = cnt;
+        part[warp][1] = cmean;
+        part[warp][2] = cm2;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < WARPS; ++w) chan_merge(cnt, cmean, cm2, part[w][0], part[w][1], part[w][2]);
+        float* st = stats + (((long long)b * K + k) * chunks + chunk) * 2;
+        st[0] = cmean * cnt;
+        st[1] = cm2;
+    }
+}
+
+// ff_apply: grid (ceil(C*P / (THREADS*APPLY_PER_THREAD)), K, B). GroupNorm of the tile (its chunks' partials
+// combined in f64 by each block), a*relu(b) + the modulated residual, FusionGate against the
+// packed base, and the override unpack: heavy (storage), l0map (f32, L0 only), detail (L1 only).
+extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
+    const float* __restrict__ packed, const float* __restrict__ film,
+    const float* __restrict__ weights, const float* __restrict__ pre,
+    const float* __restrict__ stats, const int* __restrict__ ids, const S* __restrict__ boundary,
+    const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
+    float* __restrict__ l0map, int C, int H, int W, int t, int gw, int K, int chunks) {
+    __shared__ double partial[2 * 64];
+    __shared__ float stat[2];
+    const int k = blockIdx.y, b = blockIdx.z, P = t * t;
+    const float* st = stats + ((long long)b * K + k) * chunks * 2;
+    if (threadIdx.x < 2 * chunks) partial[threadIdx.x] = st[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double n_all = 0.0, sum_all = 0.0;
+        for (int j = 0; j < chunks; ++j) {
+            n_all += 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
+            sum_all += partial[2 * j];
+        }
+        const double mean = sum_all / n_all;
+        double m2 = 0.0;
+        for (int j = 0; j < chunks; ++j) {
+            const double n = 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
+            const double d = partial[2 * j] / n - mean;
+            m2 += partial[2 * j + 1] + n * d * d;
+        }
+        stat[0] = (float)mean;
+        stat[1] = (float)(1.0 / sqrt(m2 / n_all + NORM_EPS));
+    }
+    __syncthreads();
+    const Level l = level_at(weights, C);
+    const float mean = stat[0], inv = stat[1];
+    const long long tk = (long long)b * K + k;
+    const float* pt = pre + tk * 2 * C * P;
+    const float* fk = film + tk * 2 * C;
+    const int id = ids[tk];
+    const int y0 = (id / gw) * t, x0 = (id % gw) * t;
+#pragma unroll
+    for (int e = 0; e < APPLY_PER_THREAD; ++e) {
+        const int i = (blockIdx.x * APPLY_PER_THREAD + e) * blockDim.x + threadIdx.x;
+        if (i >= C * P) break;
+        const int c = i / P, p = i - c * P;
+        const float an = (pt[(long long)c * P + p] - mean) * inv * l.gn_w[c] + l.gn_b[c];
+        const float bn = (pt[(long long)(C + c) * P + p] - mean) * inv * l.gn_w[C + c] + l.gn_b[C + c];
+        const float base = packed[tk * C * P + i];
+        const float refined = an * fmaxf(bn, 0.0f) + ((1.0f + fk[c]) * base + fk[C + c]);
+        const int y = y0 + p / t, x = x0 + p % t;
+        const long long pix = ((long long)b * H + y) * W + x;
+        const float alpha = gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
+        const float o = base + alpha * (refined - base);
+        const long long at = (((long long)b * C + c) * H + y) * W + x;
+        heavy[at] = from_f32(o);
+        if (l0map) l0map[at] = o;
+        if (detail) detail[at] = from_f32(o - base);
+    }
+}

@@ -1,0 +1,420 @@
+//! [`DeviceState`]: one CUDA case's module, weights, tables, scratch and buffer sets.
+//!
+//! A [`FrameSet`] holds every buffer a call reads or writes that differs between frames (the
+//! map, the proxies, the utilities, the three outputs); [`DeviceState::rotate`] adds copies of
+//! set 0 and `run` walks them round-robin, so a batch of calls streams from DRAM. The weights,
+//! the Hilbert tables and the per-level scratch (selected ids, packed tiles, tokens, FiLM,
+//! GroupNorm partials) are shared by every set: a call writes each before it reads it, and calls
+//! are ordered on one stream.
+
+use apex_plugin_api::{
+    CudaHandles, PluginError,
+    cuda::{CudaSession, cuda_error},
+};
+use apex_tile_math::hilbert;
+use cudarc::driver::{CudaFunction, CudaSlice, sys::CUfunction_attribute_enum};
+
+use super::layout::level_words;
+use crate::{
+    cpu::FastWeights, inputs::FfInputs, problem::FfProblem, program, storage::Storage,
+    weights::FfWeights,
+};
+
+/// The largest dynamic shared memory a block may use on sm_90 (227 KiB).
+const MAX_SMEM: usize = 227 * 1024;
+/// The most L0 tiles a frame may have on CUDA (`ff_select` keeps two f64 scores and a state per
+/// tile in 48 KiB of shared memory).
+pub const MAX_L0_TILES: usize = 2048;
+/// The most refine blocks per tile (`ff_refine` combines the tile's partials in 64 slots).
+const MAX_CHUNKS: usize = 64;
+
+/// The buffers of one frame batch.
+pub struct FrameSet {
+    pub dense: CudaSlice<u8>,
+    pub boundary: CudaSlice<u8>,
+    pub uncertainty: CudaSlice<u8>,
+    pub utilities: CudaSlice<f32>,
+    pub split: CudaSlice<f32>,
+    pub heavy: CudaSlice<u8>,
+    pub detail: CudaSlice<u8>,
+    pub alpha: CudaSlice<u8>,
+}
+
+impl FrameSet {
+    fn bytes(&self) -> usize {
+        self.dense.len()
+            + self.boundary.len()
+            + self.uncertainty.len()
+            + 4 * (self.utilities.len() + self.split.len())
+            + self.heavy.len()
+            + self.detail.len()
+            + self.alpha.len()
+    }
+}
+
+/// One level's geometry and scratch.
+pub struct LevelState {
+    /// Tile size.
+    pub t: usize,
+    /// Tiles per row of the level's grid.
+    pub gw: usize,
+    /// Selected tiles per frame.
+    pub k: usize,
+    /// Refine CTAs per tile.
+    pub chunks: usize,
+    /// Dynamic shared memory of a refine CTA.
+    pub refine_smem: usize,
+    pub weights: CudaSlice<f32>,
+    pub ids: CudaSlice<i32>,
+    pub packed: CudaSlice<f32>,
+    pub tokens: CudaSlice<f32>,
+    pub film: CudaSlice<f32>,
+    /// The pre-norm pointwise output `[B, K, 2C, t*t]`.
+    pub pre: CudaSlice<f32>,
+    pub stats: CudaSlice<f32>,
+}
+
+/// The kernels of the fast path.
+pub struct FastFunctions {
+    pub base: CudaFunction,
+    pub select: CudaFunction,
+    /// `ff_pack_s` (a storage-typed source: L0 reads dense) and `ff_pack_f` (f32: L1 reads
+    /// the L0 result).
+    pub pack_s: CudaFunction,
+    pub pack_f: CudaFunction,
+    pub film: CudaFunction,
+    pub refine: CudaFunction,
+    pub apply: CudaFunction,
+}
+
+/// The device side of a case. `sets[0]` is the set uploads, poisoning, downloads and the first
+/// `run` after `prepare_check` use.
+pub struct DeviceState {
+    pub session: CudaSession,
+    pub storage: Storage,
+    /// Frames per call.
+    pub batch: usize,
+    pub fast: FastFunctions,
+    /// The L0 level's f32 result at its tiles (`[B, C, H, W]`, only tile pixels written): the
+    /// L1 level's source.
+    pub l0map: CudaSlice<f32>,
+    pub hil0: CudaSlice<i32>,
+    pub hil1: CudaSlice<i32>,
+    pub l0: LevelState,
+    pub l1: LevelState,
+    pub sets: Vec<FrameSet>,
+    pub cursor: usize,
+}
+
+/// The host copies of a set's outputs, decoded to f32.
+pub struct DeviceOutputs {
+    pub heavy: Vec<f32>,
+    pub detail: Vec<f32>,
+    pub alpha: Vec<f32>,
+    /// The selected ids per frame, L0 then L1 (`[B, K]` each, Hilbert order).
+    pub ids_l0: Vec<i32>,
+    pub ids_l1: Vec<i32>,
+}
+
+/// `ff_refine`'s dynamic shared memory for tiles of `t` pixels and `c` channels: the modulated
+/// rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of `CB` channels at a time) plus the
+/// depthwise output (`CHUNK x (C + 8)` elements; for 16-bit storage a hi and a lo copy).
+pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
+    let p = t * t;
+    let rows = (0..p.div_ceil(program::CHUNK))
+        .map(|j| {
+            let (p0, p1) = (j * program::CHUNK, ((j + 1) * program::CHUNK).min(p));
+            (p1 - 1) / t + 1 - p0 / t + 2
+        })
+        .max()
+        .unwrap_or(0);
+    let parts = if storage == Storage::F32 { 1 } else { 2 };
+    4 * program::CB * (rows * t + 1) + parts * program::CHUNK * (c + 8) * storage.bytes()
+}
+
+/// Refuses shapes the kernels cannot run, naming the parameter.
+pub fn check_shape(problem: &FfProblem, storage: Storage) -> Result<(), PluginError> {
+    let c = problem.channels;
+    if !c.is_multiple_of(16) {
+        return Err(PluginError::invalid(format!(
+            "channels = {c}: the CUDA paths need a multiple of 16 (the pointwise conv runs on \
+             16x16 tensor-core fragments; hint: use channels = {} or {}, or the cpu backend)",
+            (c / 16).max(1) * 16,
+            (c / 16 + 1) * 16
+        )));
+    }
+    let g = problem.grid_l0().tiles();
+    if g > MAX_L0_TILES {
+        return Err(PluginError::invalid(format!(
+            "the map has {g} L0 tiles; the CUDA selection holds at most {MAX_L0_TILES} (hint: a \
+             larger tile_size_l0 or a smaller map)"
+        )));
+    }
+    for (t, k) in [
+        (problem.tile_l0, problem.selected_l0()),
+        (problem.tile_l1, problem.selected_l1()),
+    ] {
+        let chunks = (t * t).div_ceil(program::CHUNK);
+        if chunks > MAX_CHUNKS {
+            return Err(PluginError::invalid(format!(
+                "a {t}x{t} tile is {chunks} refine blocks of {} pixels; the CUDA paths take at \
+                 most {MAX_CHUNKS} (tiles up to 45 pixels; hint: a smaller tile_size_l0)",
+                program::CHUNK
+            )));
+        }
+        let film = 4 * (k + 2) * c;
+        if film > MAX_SMEM {
+            return Err(PluginError::invalid(format!(
+                "{k} selected tiles of {c} channels need {film} bytes of shared memory for the \
+                 scan; a block may have {MAX_SMEM} (hint: smaller kmax_l0/kmax_l1 or budgets)"
+            )));
+        }
+        let smem = refine_smem(c, t, storage);
+        if smem > MAX_SMEM {
+            return Err(PluginError::invalid(format!(
+                "channels = {c} with {t}-pixel tiles needs {smem} bytes of shared memory per \
+                 refine block, more than the {MAX_SMEM} a block may have (hint: fewer channels or \
+                 smaller tiles)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every tile id of a `gh x gw` grid in Hilbert order.
+fn hilbert_table(gh: usize, gw: usize) -> Vec<i32> {
+    let mut ids: Vec<usize> = (0..gh * gw).collect();
+    hilbert::order(&mut ids, gh, gw);
+    ids.into_iter().map(|i| i as i32).collect()
+}
+
+impl DeviceState {
+    /// Attaches to the host's stream, loads the (cached) program, uploads the weights, the
+    /// tables and `inputs` as set 0, with poisoned outputs.
+    pub fn new(
+        handles: &CudaHandles,
+        problem: &FfProblem,
+        storage: Storage,
+        weights: &FfWeights,
+        fast_weights: &FastWeights,
+        inputs: &FfInputs,
+    ) -> Result<Self, PluginError> {
+        check_shape(problem, storage)?;
+        let session = CudaSession::attach(handles)?;
+        let ptx = program::ptx(storage, session.arch())?;
+        let module = session.ctx.load_module(ptx).map_err(cuda_error)?;
+        let f = |name: &str| session.function(&module, name);
+        let fast = FastFunctions {
+            base: f("ff_base")?,
+            select: f("ff_select")?,
+            pack_s: f("ff_pack_s")?,
+            pack_f: f("ff_pack_f")?,
+            film: f("ff_film")?,
+            refine: f("ff_refine")?,
+            apply: f("ff_apply")?,
+        };
+        let stream = session.stream.clone();
+        let (b, c) = (problem.batch, problem.channels);
+        let level =
+            |t: usize, gw: usize, k: usize, words: Vec<f32>| -> Result<LevelState, PluginError> {
+                let p = t * t;
+                let chunks = p.div_ceil(program::CHUNK);
+                let zeros = |n: usize| stream.alloc_zeros::<f32>(n.max(1)).map_err(cuda_error);
+                Ok(LevelState {
+                    t,
+                    gw,
+                    k,
+                    chunks,
+                    refine_smem: refine_smem(c, t, storage),
+                    weights: stream.clone_htod(&words).map_err(cuda_error)?,
+                    ids: stream
+                        .alloc_zeros::<i32>((b * k).max(1))
+                        .map_err(cuda_error)?,
+                    packed: zeros(b * k * c * p)?,
+                    tokens: zeros(b * k * c)?,
+                    film: zeros(b * k * 2 * c)?,
+                    pre: zeros(b * k * 2 * c * p)?,
+                    stats: zeros(b * k * chunks * 2)?,
+                })
+            };
+        let (g0, g1) = (problem.grid_l0(), problem.grid_l1());
+        let l0 = level(
+            problem.tile_l0,
+            g0.gw(),
+            problem.selected_l0(),
+            level_words(&weights.l0, &fast_weights.scan_l0, storage),
+        )?;
+        let l1 = level(
+            problem.tile_l1,
+            g1.gw(),
+            problem.selected_l1(),
+            level_words(&weights.l1, &fast_weights.scan_l1, storage),
+        )?;
+        let smem = l0.refine_smem.max(l1.refine_smem);
+        if smem > 48 * 1024 {
+            fast.refine
+                .set_attribute(
+                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem as i32,
+                )
+                .map_err(cuda_error)?;
+        }
+        let l0map = stream
+            .alloc_zeros::<f32>(problem.map_len())
+            .map_err(cuda_error)?;
+        let hil0 = stream
+            .clone_htod(&hilbert_table(g0.gh(), g0.gw()))
+            .map_err(cuda_error)?;
+        let hil1 = stream
+            .clone_htod(&hilbert_table(g1.gh(), g1.gw()))
+            .map_err(cuda_error)?;
+        let set = Self::new_set(&session, problem, storage, inputs)?;
+        let mut state = Self {
+            session,
+            storage,
+            batch: problem.batch,
+            fast,
+            l0map,
+            hil0,
+            hil1,
+            l0,
+            l1,
+            sets: vec![set],
+            cursor: 0,
+        };
+        state.poison()?;
+        Ok(state)
+    }
+
+    fn new_set(
+        session: &CudaSession,
+        problem: &FfProblem,
+        storage: Storage,
+        inputs: &FfInputs,
+    ) -> Result<FrameSet, PluginError> {
+        let stream = &session.stream;
+        let up = |v: &[f32]| stream.clone_htod(&storage.encode(v)).map_err(cuda_error);
+        let out = |n: usize| {
+            stream
+                .alloc_zeros::<u8>(n * storage.bytes())
+                .map_err(cuda_error)
+        };
+        Ok(FrameSet {
+            dense: up(&inputs.dense)?,
+            boundary: up(&inputs.boundary)?,
+            uncertainty: up(&inputs.uncertainty)?,
+            utilities: stream.clone_htod(&inputs.utilities).map_err(cuda_error)?,
+            split: stream
+                .clone_htod(&inputs.split_utilities)
+                .map_err(cuda_error)?,
+            heavy: out(problem.map_len())?,
+            detail: out(problem.map_len())?,
+            alpha: out(problem.pixels())?,
+        })
+    }
+
+    /// Buffer sets in use.
+    pub fn sets(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Copies fresh inputs over set 0 and makes the next `run` use it.
+    pub fn upload(&mut self, inputs: &FfInputs) -> Result<(), PluginError> {
+        let stream = self.session.stream.clone();
+        let storage = self.storage;
+        let set = &mut self.sets[0];
+        for (src, dst) in [
+            (&inputs.dense, &mut set.dense),
+            (&inputs.boundary, &mut set.boundary),
+            (&inputs.uncertainty, &mut set.uncertainty),
+        ] {
+            stream
+                .memcpy_htod(&storage.encode(src), dst)
+                .map_err(cuda_error)?;
+        }
+        stream
+            .memcpy_htod(&inputs.utilities, &mut set.utilities)
+            .map_err(cuda_error)?;
+        stream
+            .memcpy_htod(&inputs.split_utilities, &mut set.split)
+            .map_err(cuda_error)?;
+        self.cursor = 0;
+        stream.synchronize().map_err(cuda_error)
+    }
+
+    /// Fills set 0's outputs and the selected ids with poison (NaN, id -1), so anything the
+    /// kernels leave unwritten fails verify.
+    pub fn poison(&mut self) -> Result<(), PluginError> {
+        let stream = self.session.stream.clone();
+        let storage = self.storage;
+        let set = &mut self.sets[0];
+        for out in [&mut set.heavy, &mut set.detail, &mut set.alpha] {
+            let n = out.len() / storage.bytes();
+            stream
+                .memcpy_htod(&storage.poison(n), out)
+                .map_err(cuda_error)?;
+        }
+        for level in [&mut self.l0, &mut self.l1] {
+            let n = level.ids.len();
+            stream
+                .memcpy_htod(&vec![-1i32; n], &mut level.ids)
+                .map_err(cuda_error)?;
+        }
+        self.cursor = 0;
+        stream.synchronize().map_err(cuda_error)
+    }
+
+    /// Copies set 0's outputs and the last call's selected ids back (the host synchronized after
+    /// the last `run`).
+    pub fn download(&self) -> Result<DeviceOutputs, PluginError> {
+        let stream = &self.session.stream;
+        let set = &self.sets[0];
+        let get = |s: &CudaSlice<u8>| -> Result<Vec<f32>, PluginError> {
+            let bytes = stream.clone_dtoh(s).map_err(cuda_error)?;
+            Ok(self.storage.decode(&bytes))
+        };
+        let ids = |l: &LevelState| -> Result<Vec<i32>, PluginError> {
+            let mut v = stream.clone_dtoh(&l.ids).map_err(cuda_error)?;
+            v.truncate(l.k * self.batch);
+            Ok(v)
+        };
+        let out = DeviceOutputs {
+            heavy: get(&set.heavy)?,
+            detail: get(&set.detail)?,
+            alpha: get(&set.alpha)?,
+            ids_l0: ids(&self.l0)?,
+            ids_l1: ids(&self.l1)?,
+        };
+        stream.synchronize().map_err(cuda_error)?;
+        Ok(out)
+    }
+
+    /// Keeps `sets` buffer sets (fewer when device memory is short: the copies may take at most
+    /// half of the free memory), each a device-to-device copy of set 0, and restarts at set 0.
+    pub fn rotate(&mut self, sets: u32) -> Result<u32, PluginError> {
+        let want = (sets as usize).max(1);
+        self.sets.truncate(want);
+        let per_set = self.sets[0].bytes().max(1);
+        let (free, _) = self.session.ctx.mem_get_info().map_err(cuda_error)?;
+        let target = want.min(self.sets.len() + free / 2 / per_set);
+        let stream = self.session.stream.clone();
+        while self.sets.len() < target {
+            let s0 = &self.sets[0];
+            let d = |s: &CudaSlice<u8>| stream.clone_dtod(s).map_err(cuda_error);
+            let copy = FrameSet {
+                dense: d(&s0.dense)?,
+                boundary: d(&s0.boundary)?,
+                uncertainty: d(&s0.uncertainty)?,
+                utilities: stream.clone_dtod(&s0.utilities).map_err(cuda_error)?,
+                split: stream.clone_dtod(&s0.split).map_err(cuda_error)?,
+                heavy: d(&s0.heavy)?,
+                detail: d(&s0.detail)?,
+                alpha: d(&s0.alpha)?,
+            };
+            self.sets.push(copy);
+        }
+        stream.synchronize().map_err(cuda_error)?;
+        self.cursor = 0;
+        Ok(self.sets.len() as u32)
+    }
+}

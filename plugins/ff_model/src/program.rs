@@ -1,0 +1,81 @@
+//! The CUDA program of the GPU variants: `cuda/ff_fast.cu` specialised for one storage type
+//! (`DTYPE`), compiled by NVRTC once per (architecture, storage) and cached for the process
+//! (and on disk by `apex_plugin_api::cuda::compile_ptx`). Every shape is a kernel argument.
+
+use std::sync::Mutex;
+
+use apex_plugin_api::{PluginError, cuda::compile_ptx};
+use cudarc::nvrtc::Ptx;
+
+use crate::storage::Storage;
+
+/// The CUDA C of the fast path (the file's header explains each kernel).
+pub const FAST_SOURCE: &str = include_str!("cuda/ff_fast.cu");
+
+/// Pixels of a tile one refine CTA covers (`CHUNK` in the source).
+pub const CHUNK: usize = 32;
+/// Channels whose modulated rows `ff_refine` stages at a time (`CB` in the source).
+pub const CB: usize = 32;
+/// Elements of a tile each `ff_apply` thread finishes (`APPLY_PER_THREAD` in the source).
+pub const APPLY_PER_THREAD: usize = 4;
+/// Warps of every block (`WARPS` in the source).
+pub const WARPS: usize = 8;
+/// Threads of every block (`THREADS` in the source).
+pub const THREADS: u32 = 32 * WARPS as u32;
+
+/// The source for `storage`: one `#define` line, then [`FAST_SOURCE`].
+pub fn source(storage: Storage) -> String {
+    format!("#define DTYPE {}\n{FAST_SOURCE}", storage.code())
+}
+
+type CacheEntry = (&'static str, Storage, Ptx);
+
+static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
+
+/// The PTX for `storage` on `arch`, compiled on first use.
+pub fn ptx(storage: Storage, arch: &'static str) -> Result<Ptx, PluginError> {
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, _, ptx)) = cache.iter().find(|(a, s, _)| *a == arch && *s == storage) {
+        return Ok(ptx.clone());
+    }
+    let ptx = compile_ptx("ff_fast", &source(storage), arch)?;
+    cache.push((arch, storage, ptx.clone()));
+    Ok(ptx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apex_plugin_api::cuda::nvrtc_present;
+
+    /// Every storage's source compiles for the H100's architecture (needs NVRTC, not a GPU).
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU-library test must say so, not pass silently"
+    )]
+    fn every_storage_compiles_when_nvrtc_is_present() {
+        if !nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found");
+            return;
+        }
+        for s in [Storage::F32, Storage::F16, Storage::Bf16] {
+            let ptx = ptx(s, "sm_90").unwrap_or_else(|e| panic!("{s:?}: {}", e.message));
+            let text = ptx.to_src();
+            for entry in [
+                "ff_base",
+                "ff_select",
+                "ff_pack_s",
+                "ff_pack_f",
+                "ff_film",
+                "ff_refine",
+                "ff_apply",
+            ] {
+                assert!(text.contains(entry), "{s:?} lacks {entry}");
+            }
+            assert_eq!(text.contains("mma.sync"), s != Storage::F32, "{s:?}");
+        }
+    }
+}
