@@ -70,3 +70,50 @@ call4() {
   grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu4.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
   call1_run_and_anchor 4
 }
+# Call 5 (issue 13): branch-free staging (clamped unconditional loads, STAGE in flight) in pack,
+# FiLM (tokens and the GEMV rows), the refine staging and depthwise, and ff_apply (its loads
+# issued before the GroupNorm statistics). Self-check, Nsight Compute durations, the suite (no
+# anchor: call 4 ran it with this tree's fast path at 129 us).
+call5() {
+  step ff_check5 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)|seed 11" "$OUT/ff_check5.log" | cut -c1-160 | head -80
+  step ff_ncu5 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu5.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
+  step ff_run5 300 $B/apex-host run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff5"
+  cases "$OUT/ff5/summary.json" > "$OUT/ff_cases5.txt"; cut -c1-250 "$OUT/ff_cases5.txt"
+  (cd "$OUT/ff5" && tar czf ../ff_report5.tgz summary.json summary.md) && rm -rf "$OUT/ff5"
+}
+# Call 6 (issue 13): the eager path (one launch per op, the host's selection copied in) in the
+# self-check and the suite; Nsight Compute's warp-state and source counters of one ff_film.
+call6() {
+  step ff_check6 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)|seed 11" "$OUT/ff_check6.log" | cut -c1-160 | head -90
+  step ff_ncu6 200 ncu --clock-control none --cache-control none --kernel-name ff_film --launch-skip 2 --launch-count 1 \
+    --section WarpStateStats --section SourceCounters --section MemoryWorkloadAnalysis \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "Duration|Warp Cycles|Stall|stall|Hit Rate|Mem Busy|L1/TEX|Branch|Uncoalesced|smsp__pcsamp" "$OUT/ff_ncu6.log" | head -40
+  step ff_run6 300 $B/apex-host run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff6"
+  cases "$OUT/ff6/summary.json" > "$OUT/ff_cases6.txt"; cut -c1-250 "$OUT/ff_cases6.txt"
+  python3 -c "
+import json; s=json.load(open('$OUT/ff6/summary.json'))
+for k,c in s['benchmarks'].items():
+    b=(c.get('timing') or {}).get('batch') or {}
+    print(k[-40:], 'graph', b.get('graph'), 'fallback', (c.get('protocol') or {}).get('graph_fallback_reason') or b.get('graph_fallback_reason'))
+"
+  (cd "$OUT/ff6" && tar czf ../ff_report6.tgz summary.json summary.md) && rm -rf "$OUT/ff6"
+}
+# Call 7 (issue 13): FiLM's GEMVs a thread per output row (float4 rows, 16 loads in flight), the
+# refine depthwise a channel per thread (weights loaded once), index divisions by reciprocal
+# multiplication; the eager path refuses graph capture. Self-check, durations, the suite and
+# the anchor in the same call.
+call7() {
+  step ff_check7 300 $B/examples/ff_model_gpu_check
+  grep -E "^(FAIL|RESULT)" "$OUT/ff_check7.log" | head -20
+  step ff_ncu7 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu7.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
+  call1_run_and_anchor 7
+}

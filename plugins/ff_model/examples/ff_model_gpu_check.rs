@@ -1,5 +1,5 @@
-//! The GPU self-check of `ff_model.infer` (run on the GPU machine): every checked shape in fp16,
-//! bf16 and fp32, two calls on fresh inputs with poisoned outputs, a call after `rotate(4)`, and a
+//! The GPU self-check of `ff_model.infer` (run on the GPU machine): every checked shape of the
+//! fast path and three of the eager path, in fp16, bf16 and fp32, two calls on fresh inputs with poisoned outputs, a call after `rotate(4)`, and a
 //! never-run poisoned output that must fail; per output (heavy_features, detail_map, alpha) the
 //! largest error against the f64 reference and the share of its tolerance bound it used.
 //!
@@ -23,6 +23,7 @@ type Overrides = Vec<(&'static str, ParamValue)>;
 
 fn shapes() -> Vec<(&'static str, Overrides)> {
     let i = |n: &'static str, v: i64| (n, ParamValue::Int(v));
+    let eager = || ("path", ParamValue::Str("eager".into()));
     vec![
         ("profile", vec![]),
         (
@@ -46,6 +47,23 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
             vec![("budget_b1", ParamValue::Float(0.0))],
         ),
         ("no split", vec![("budget_b2", ParamValue::Float(0.0))]),
+        ("eager profile", vec![eager()]),
+        (
+            "eager C=16 36x60 tiles 6/3 B=2",
+            vec![
+                eager(),
+                i("batch", 2),
+                i("channels", 16),
+                i("height", 36),
+                i("width", 60),
+                i("tile_size_l0", 6),
+                i("tile_size_l1", 3),
+            ],
+        ),
+        (
+            "eager nothing selected",
+            vec![eager(), ("budget_b1", ParamValue::Float(0.0))],
+        ),
     ]
 }
 

@@ -79,12 +79,6 @@ impl FfCase {
         let fast = FastWeights::new(&weights);
         let engine = match request.backend {
             Backend::Cuda => {
-                if problem.path == Path::Eager {
-                    return Err(PluginError::invalid(format!(
-                        "{} path = eager is not built yet (hint: use path = fast; see plugins/ff_model/README.md)",
-                        problem::KERNEL_ID
-                    )));
-                }
                 let handles = request.cuda.as_ref().into_option().ok_or_else(|| {
                     PluginError::invalid(
                         "a cuda case needs the host's CUDA handles (hint: run it with --backends cuda on a GPU host)",
@@ -199,7 +193,10 @@ impl Instance for FfCase {
 
     fn run(&mut self) -> Result<(), PluginError> {
         match &mut self.engine {
-            Engine::Cuda(device) => device.launch_fast(&self.problem),
+            Engine::Cuda(device) => match self.problem.path {
+                Path::Fast => device.launch_fast(&self.problem),
+                Path::Eager => device.launch_eager(&self.problem, &self.inputs),
+            },
             Engine::Cpu(scratch) => {
                 self.selections = run_cpu(
                     &self.problem,

@@ -1,5 +1,5 @@
-//! The CUDA program of the GPU variants: `cuda/ff_fast.cu` specialised for one storage type
-//! (`DTYPE`), compiled by NVRTC once per (architecture, storage) and cached for the process
+//! The CUDA program of the GPU variants: `cuda/ff_fast.cu` and `cuda/ff_eager.cu` specialised
+//! for one storage type (`DTYPE`), compiled by NVRTC once per (architecture, storage) and cached for the process
 //! (and on disk by `apex_plugin_api::cuda::compile_ptx`). Every shape is a kernel argument.
 
 use std::sync::Mutex;
@@ -11,6 +11,8 @@ use crate::storage::Storage;
 
 /// The CUDA C of the fast path (the file's header explains each kernel).
 pub const FAST_SOURCE: &str = include_str!("cuda/ff_fast.cu");
+/// The CUDA C of the eager path (one kernel per op); it uses the fast path's helpers.
+pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
 
 /// Pixels of a tile one refine CTA covers (`CHUNK` in the source).
 pub const CHUNK: usize = 32;
@@ -23,9 +25,13 @@ pub const WARPS: usize = 8;
 /// Threads of every block (`THREADS` in the source).
 pub const THREADS: u32 = 32 * WARPS as u32;
 
-/// The source for `storage`: one `#define` line, then [`FAST_SOURCE`].
+/// The source for `storage`: one `#define` line, then [`FAST_SOURCE`] and [`EAGER_SOURCE`]
+/// (one module holds both paths).
 pub fn source(storage: Storage) -> String {
-    format!("#define DTYPE {}\n{FAST_SOURCE}", storage.code())
+    format!(
+        "#define DTYPE {}\n{FAST_SOURCE}\n{EAGER_SOURCE}",
+        storage.code()
+    )
 }
 
 type CacheEntry = (&'static str, Storage, Ptx);
@@ -72,6 +78,9 @@ mod tests {
                 "ff_film",
                 "ff_refine",
                 "ff_apply",
+                "e_gather",
+                "e_pwconv",
+                "e_fuse",
             ] {
                 assert!(text.contains(entry), "{s:?} lacks {entry}");
             }

@@ -43,6 +43,10 @@
 #define NORM_EPS 1e-5
 #define TOKEN_CLAMP 1e4f
 #define APPLY_PER_THREAD 4
+// Loads a thread keeps in flight in the staging loops. A guarded load followed by its use in an
+// unrolled loop compiles to one load per branch, each waiting for the last; these loops clamp the
+// index, load unconditionally into registers, then guard only the stores.
+#define STAGE 8
 
 #if DTYPE == 0
 typedef float S;
@@ -158,6 +162,15 @@ __device__ float block_sum(float v, float* red) {
     }
     __syncthreads();
     return red[WARPS];
+}
+
+// n / d for 0 <= n < 2^21 and 1 <= d <= 4096, with inv = 1.0f / d: (n + 0.5) * inv is within
+// 2^-21 (relative) of the exact quotient, and its fractional part stays at least 0.5 / d away
+// from an integer, so the truncation is exact. An integer division by a run-time divisor is ~20
+// instructions; these index computations sit in the hot loops.
+__device__ __forceinline__ int div_small(int n, int d, float inv) {
+    (void)d;
+    return (int)(((float)n + 0.5f) * inv);
 }
 
 // Merges (nb, mb, m2b) into (n, m, m2): count, mean, centred sum of squares (Chan et al.).
@@ -311,14 +324,26 @@ __device__ void ff_pack(const T* __restrict__ src, const int* __restrict__ ids,
     if (c >= C) return;
     const int id = ids[b * K + k];
     const int y0 = (id / gw) * t, x0 = (id % gw) * t, P = t * t;
+    const float inv_t = 1.0f / (float)t;
     const T* plane = src + ((long long)b * C + c) * H * W;
     float* out = packed + (((long long)b * K + k) * C + c) * P;
     float sum = 0.0f;
-#pragma unroll 8
-    for (int p = lane; p < P; p += 32) {
-        float v = load_f32<T>(plane + (long long)(y0 + p / t) * W + x0 + p % t);
-        out[p] = v;
-        sum += v;
+    for (int p0 = lane; p0 < P; p0 += 32 * STAGE) {
+        float v[STAGE];
+#pragma unroll
+        for (int u = 0; u < STAGE; ++u) {  // clamped, unconditional loads: all in flight at once
+            const int p = min(p0 + 32 * u, P - 1);
+            const int py = div_small(p, t, inv_t);
+            v[u] = load_f32<T>(plane + (long long)(y0 + py) * W + x0 + p - py * t);
+        }
+#pragma unroll
+        for (int u = 0; u < STAGE; ++u) {
+            const int p = p0 + 32 * u;
+            if (p < P) {
+                out[p] = v[u];
+                sum += v[u];
+            }
+        }
     }
     sum = warp_sum(sum);
     if (lane == 0) tokens[((long long)b * K + k) * C + c] = sum / (float)P;
@@ -337,38 +362,32 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
 }
 
 // y[o] = bias[o] + w[o,:] . x (w row-major [n_out][n_in] in global memory, x in shared memory,
-// both 16-byte aligned, n_in a multiple of 4): a warp per output row, each lane reading float4s
-// of the row (coalesced), GEMV_ROWS rows in flight per warp, then warp reductions. With `silu`,
-// y = z*sigmoid(z); without, the first n_out/2 outputs become tanh (FiLM's gamma).
-#define GEMV_ROWS 8
+// both 16-byte aligned, n_in a multiple of 4): a thread per output row, reading its row as
+// float4s, GEMV_LOADS of them in flight, against broadcast float4 reads of x. A warp per row
+// with shuffle reductions issues ~4x the instructions, and these blocks (one per tile, 8 warps
+// on one SM) are bound by issue latency (Nsight Compute, H100: 32 us against ~8 for this).
+// With `silu`, y = z*sigmoid(z); without, the first n_out/2 outputs become tanh (FiLM's gamma).
+#define GEMV_LOADS 16
 __device__ void gemv_block(const float* __restrict__ w, const float* __restrict__ bias,
                            const float* x, float* y, int n_in, int n_out, bool silu) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const float4* x4 = reinterpret_cast<const float4*>(x);
-    for (int o0 = warp; o0 < n_out; o0 += GEMV_ROWS * WARPS) {
-        float z[GEMV_ROWS];
+    const int quads = n_in / 4;
+    for (int o = threadIdx.x; o < n_out; o += blockDim.x) {
+        const float4* row = reinterpret_cast<const float4*>(w + (long long)o * n_in);
+        float z = bias[o];
+        for (int j0 = 0; j0 < quads; j0 += GEMV_LOADS) {
+            float4 v[GEMV_LOADS];
 #pragma unroll
-        for (int u = 0; u < GEMV_ROWS; ++u) z[u] = 0.0f;
-        for (int j = lane; j < n_in / 4; j += 32) {
-            const float4 xv = x4[j];
+            for (int u = 0; u < GEMV_LOADS; ++u) v[u] = row[min(j0 + u, quads - 1)];
 #pragma unroll
-            for (int u = 0; u < GEMV_ROWS; ++u) {
-                const int o = o0 + u * WARPS;
-                if (o < n_out) {
-                    const float4 v = reinterpret_cast<const float4*>(w + (long long)o * n_in)[j];
-                    z[u] += v.x * xv.x + v.y * xv.y + v.z * xv.z + v.w * xv.w;
+            for (int u = 0; u < GEMV_LOADS; ++u) {
+                if (j0 + u < quads) {
+                    const float4 xv = x4[j0 + u];
+                    z += v[u].x * xv.x + v[u].y * xv.y + v[u].z * xv.z + v[u].w * xv.w;
                 }
             }
         }
-#pragma unroll
-        for (int u = 0; u < GEMV_ROWS; ++u) {
-            const int o = o0 + u * WARPS;
-            const float zz = warp_sum(z[u]);
-            if (lane == 0 && o < n_out) {
-                const float v = zz + bias[o];
-                y[o] = silu ? v * sigmoidf_(v) : (o < n_out / 2 ? tanhf(v) : v);
-            }
-        }
+        y[o] = silu ? z * sigmoidf_(z) : (o < n_out / 2 ? tanhf(z) : z);
     }
 }
 
@@ -389,8 +408,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film(
     const int k = blockIdx.x, b = blockIdx.y;
     const Level l = level_at(weights, C);
     const float* src = tokens + (long long)b * K * C;
-#pragma unroll 8
-    for (int i = threadIdx.x; i < K * C; i += blockDim.x) tok[i] = clean_token(src[i]);
+    for (int i0 = threadIdx.x; i0 < K * C; i0 += STAGE * blockDim.x) {
+        float v[STAGE];
+#pragma unroll
+        for (int u = 0; u < STAGE; ++u) v[u] = src[min(i0 + u * (int)blockDim.x, K * C - 1)];
+#pragma unroll
+        for (int u = 0; u < STAGE; ++u) {
+            const int i = i0 + u * blockDim.x;
+            if (i < K * C) tok[i] = clean_token(v[u]);
+        }
+    }
     __syncthreads();
     for (int c = threadIdx.x; c < C; c += blockDim.x) {
         const float* p = l.scan;
@@ -532,6 +559,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
     const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
     const int row_lo = p0 / t - 1, rows = (p1 - 1) / t + 1 - row_lo + 1;
     const int ms = rows * t + 1, bstride = C + 8, window = rows * t;
+    const float inv_t = 1.0f / (float)t;
     float* mod = ref_smem;
     S* bs = reinterpret_cast<S*>(ref_smem + CB * ms);
     const Level l = level_at(weights, C);
@@ -541,56 +569,85 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
     for (int c0 = 0; c0 < C; c0 += CB) {
         const int cb = min(CB, C - c0);
         if (c0 > 0) __syncthreads();  // the previous block's mod reads are done
+        const int bd = blockDim.x;
         if ((t & 3) == 0) {
             // float4 loads (t a multiple of 4: a group of four never straddles a row, and every
             // row offset is 16-byte aligned).
-            const int quads = window / 4;
-#pragma unroll 4
-            for (int i = threadIdx.x; i < cb * quads; i += blockDim.x) {
-                const int cc = i / quads, w = 4 * (i - cc * quads), c = c0 + cc;
-                const int row = row_lo + w / t;
-                float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (row >= 0 && row < t) {
-                    v = *reinterpret_cast<const float4*>(tile + c * P + row_lo * t + w);
-                    const float gm = 1.0f + fk[c], bt = fk[C + c];
-                    v = make_float4(gm * v.x + bt, gm * v.y + bt, gm * v.z + bt, gm * v.w + bt);
+            const int quads = window / 4, n4 = cb * quads;
+            const float inv_q = 1.0f / (float)quads;
+            for (int i0 = threadIdx.x; i0 < n4; i0 += STAGE * bd) {
+                float4 v[STAGE];
+                float gm[STAGE], bt[STAGE];
+#pragma unroll
+                for (int u = 0; u < STAGE; ++u) {
+                    const int i = min(i0 + u * bd, n4 - 1), cc = div_small(i, quads, inv_q);
+                    const int w = 4 * (i - cc * quads), wr = div_small(w, t, inv_t);
+                    const int c = c0 + cc, row = min(max(row_lo + wr, 0), t - 1);
+                    v[u] = *reinterpret_cast<const float4*>(tile + c * P + row * t + w - wr * t);
+                    gm[u] = 1.0f + fk[c];
+                    bt[u] = fk[C + c];
                 }
-                float* m = mod + cc * ms + w;
-                m[0] = v.x;
-                m[1] = v.y;
-                m[2] = v.z;
-                m[3] = v.w;
+#pragma unroll
+                for (int u = 0; u < STAGE; ++u) {
+                    const int i = i0 + u * bd;
+                    if (i >= n4) break;
+                    const int cc = div_small(i, quads, inv_q), w = 4 * (i - cc * quads);
+                    const int row = row_lo + div_small(w, t, inv_t);
+                    const bool inside = row >= 0 && row < t;
+                    float* m = mod + cc * ms + w;
+                    m[0] = inside ? gm[u] * v[u].x + bt[u] : 0.0f;
+                    m[1] = inside ? gm[u] * v[u].y + bt[u] : 0.0f;
+                    m[2] = inside ? gm[u] * v[u].z + bt[u] : 0.0f;
+                    m[3] = inside ? gm[u] * v[u].w + bt[u] : 0.0f;
+                }
             }
         } else {
-#pragma unroll 4
-            for (int i = threadIdx.x; i < cb * window; i += blockDim.x) {
-                const int cc = i / window, w = i - cc * window, c = c0 + cc;
-                const int row = row_lo + w / t;
-                float v = 0.0f;
-                if (row >= 0 && row < t) v = (1.0f + fk[c]) * tile[c * P + row_lo * t + w] + fk[C + c];
-                mod[cc * ms + w] = v;
+            const int n1 = cb * window;
+            for (int i0 = threadIdx.x; i0 < n1; i0 += STAGE * bd) {
+                float v[STAGE], gm[STAGE], bt[STAGE];
+#pragma unroll
+                for (int u = 0; u < STAGE; ++u) {
+                    const int i = min(i0 + u * bd, n1 - 1), cc = i / window, w = i - cc * window;
+                    const int c = c0 + cc, row = min(max(row_lo + w / t, 0), t - 1);
+                    v[u] = tile[c * P + row * t + w % t];
+                    gm[u] = 1.0f + fk[c];
+                    bt[u] = fk[C + c];
+                }
+#pragma unroll
+                for (int u = 0; u < STAGE; ++u) {
+                    const int i = i0 + u * bd;
+                    if (i >= n1) break;
+                    const int cc = i / window, w = i - cc * window, row = row_lo + w / t;
+                    mod[cc * ms + w] = row >= 0 && row < t ? gm[u] * v[u] + bt[u] : 0.0f;
+                }
             }
         }
         __syncthreads();
-#pragma unroll 4
-        for (int i = threadIdx.x; i < cb * CHUNK; i += blockDim.x) {
-            const int cc = i % cb, n = i / cb, c = c0 + cc, p = p0 + n;
-            float acc = 0.0f;
-            if (p < p1) {
-                const int r = p / t - row_lo, x = p - (p / t) * t;
-                const float* w9 = l.dw_w + c * 9;
-                const float* m = mod + cc * ms;
-                acc = l.dw_b[c];
+        // Depthwise 3x3 with zero padding, branch-free: an out-of-tile column reads a clamped
+        // neighbour with weight 0; a pixel past the chunk's end computes a value that is then
+        // replaced by 0 (its GEMM column is never stored). cb (16 or 32) divides the block, so
+        // each thread keeps one channel (its 9 weights loaded once) and walks the pixels.
+        const int cc = threadIdx.x % cb, c = c0 + cc;
+        float wv[9];
 #pragma unroll
-                for (int di = 0; di < 3; ++di) {
-                    const float* mr = m + (r - 1 + di) * t;
+        for (int j = 0; j < 9; ++j) wv[j] = l.dw_w[c * 9 + j];
+        const float dwb = l.dw_b[c];
+        const float* m = mod + cc * ms;
+        for (int n = threadIdx.x / cb; n < CHUNK; n += blockDim.x / cb) {
+            const int p = min(p0 + n, p1 - 1);
+            const int py = div_small(p, t, inv_t), x = p - py * t, r = py - row_lo;
+            float acc = dwb;
 #pragma unroll
-                    for (int dj = 0; dj < 3; ++dj) {
-                        const int xx = x - 1 + dj;
-                        if (xx >= 0 && xx < t) acc += w9[di * 3 + dj] * mr[xx];
-                    }
+            for (int di = 0; di < 3; ++di) {
+                const float* mr = m + (r - 1 + di) * t;
+#pragma unroll
+                for (int dj = 0; dj < 3; ++dj) {
+                    const int xx = x - 1 + dj;
+                    const float wk = (xx >= 0 && xx < t) ? wv[di * 3 + dj] : 0.0f;
+                    acc += wk * mr[min(max(xx, 0), t - 1)];
                 }
             }
+            if (p0 + n >= p1) acc = 0.0f;
             const S hi = from_f32(acc);
             bs[n * bstride + c] = hi;
 #if DTYPE != 0
@@ -685,6 +742,28 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
     __shared__ double partial[2 * 64];
     __shared__ float stat[2];
     const int k = blockIdx.y, b = blockIdx.z, P = t * t;
+    const Level l = level_at(weights, C);
+    const long long tk = (long long)b * K + k;
+    const float* pt = pre + tk * 2 * C * P;
+    const float* fk = film + tk * 2 * C;
+    const int id = ids[tk];
+    const int y0 = (id / gw) * t, x0 = (id % gw) * t;
+    const int n = C * P;
+    const float inv_p = 1.0f / (float)P, inv_t = 1.0f / (float)t;
+    float pa[APPLY_PER_THREAD], pb[APPLY_PER_THREAD], base[APPLY_PER_THREAD];
+    float bnd[APPLY_PER_THREAD], unc[APPLY_PER_THREAD];
+#pragma unroll
+    for (int e = 0; e < APPLY_PER_THREAD; ++e) {  // clamped, unconditional loads (see STAGE)
+        const int i = min((blockIdx.x * APPLY_PER_THREAD + e) * blockDim.x + threadIdx.x, n - 1);
+        const int c = div_small(i, P, inv_p), p = i - c * P, py = div_small(p, t, inv_t);
+        pa[e] = pt[(long long)c * P + p];
+        pb[e] = pt[(long long)(C + c) * P + p];
+        base[e] = packed[tk * C * P + i];
+        const long long pix = ((long long)b * H + y0 + py) * W + x0 + p - py * t;
+        bnd[e] = to_f32(boundary[pix]);
+        unc[e] = to_f32(uncertainty[pix]);
+    }
+    // The tile's GroupNorm statistics while those loads are in flight.
     const float* st = stats + ((long long)b * K + k) * chunks * 2;
     if (threadIdx.x < 2 * chunks) partial[threadIdx.x] = st[threadIdx.x];
     __syncthreads();
@@ -705,29 +784,20 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
         stat[1] = (float)(1.0 / sqrt(m2 / n_all + NORM_EPS));
     }
     __syncthreads();
-    const Level l = level_at(weights, C);
     const float mean = stat[0], inv = stat[1];
-    const long long tk = (long long)b * K + k;
-    const float* pt = pre + tk * 2 * C * P;
-    const float* fk = film + tk * 2 * C;
-    const int id = ids[tk];
-    const int y0 = (id / gw) * t, x0 = (id % gw) * t;
 #pragma unroll
     for (int e = 0; e < APPLY_PER_THREAD; ++e) {
         const int i = (blockIdx.x * APPLY_PER_THREAD + e) * blockDim.x + threadIdx.x;
-        if (i >= C * P) break;
-        const int c = i / P, p = i - c * P;
-        const float an = (pt[(long long)c * P + p] - mean) * inv * l.gn_w[c] + l.gn_b[c];
-        const float bn = (pt[(long long)(C + c) * P + p] - mean) * inv * l.gn_w[C + c] + l.gn_b[C + c];
-        const float base = packed[tk * C * P + i];
-        const float refined = an * fmaxf(bn, 0.0f) + ((1.0f + fk[c]) * base + fk[C + c]);
-        const int y = y0 + p / t, x = x0 + p % t;
-        const long long pix = ((long long)b * H + y) * W + x;
-        const float alpha = gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
-        const float o = base + alpha * (refined - base);
-        const long long at = (((long long)b * C + c) * H + y) * W + x;
+        if (i >= n) break;
+        const int c = div_small(i, P, inv_p), p = i - c * P, py = div_small(p, t, inv_t);
+        const float an = (pa[e] - mean) * inv * l.gn_w[c] + l.gn_b[c];
+        const float bn = (pb[e] - mean) * inv * l.gn_w[C + c] + l.gn_b[C + c];
+        const float refined = an * fmaxf(bn, 0.0f) + ((1.0f + fk[c]) * base[e] + fk[C + c]);
+        const float alpha = gate_alpha(l.gate, bnd[e], unc[e]);
+        const float o = base[e] + alpha * (refined - base[e]);
+        const long long at = (((long long)b * C + c) * H + y0 + py) * W + x0 + p - py * t;
         heavy[at] = from_f32(o);
         if (l0map) l0map[at] = o;
-        if (detail) detail[at] = from_f32(o - base);
+        if (detail) detail[at] = from_f32(o - base[e]);
     }
 }

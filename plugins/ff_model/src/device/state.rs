@@ -14,9 +14,13 @@ use apex_plugin_api::{
 use apex_tile_math::hilbert;
 use cudarc::driver::{CudaFunction, CudaSlice, sys::CUfunction_attribute_enum};
 
-use super::layout::level_words;
+use super::{eager::EagerState, layout::level_words};
 use crate::{
-    cpu::FastWeights, inputs::FfInputs, problem::FfProblem, program, storage::Storage,
+    cpu::FastWeights,
+    inputs::FfInputs,
+    problem::{FfProblem, Path},
+    program,
+    storage::Storage,
     weights::FfWeights,
 };
 
@@ -104,6 +108,8 @@ pub struct DeviceState {
     pub l1: LevelState,
     pub sets: Vec<FrameSet>,
     pub cursor: usize,
+    /// The eager path's kernels and intermediates (`path = eager` only).
+    pub eager: Option<EagerState>,
 }
 
 /// The host copies of a set's outputs, decoded to f32.
@@ -268,6 +274,15 @@ impl DeviceState {
         let hil1 = stream
             .clone_htod(&hilbert_table(g1.gh(), g1.gw()))
             .map_err(cuda_error)?;
+        let eager = match problem.path {
+            Path::Eager => Some(EagerState::new(
+                &stream,
+                &module,
+                problem,
+                [&weights.l0, &weights.l1],
+            )?),
+            Path::Fast => None,
+        };
         let set = Self::new_set(&session, problem, storage, inputs)?;
         let mut state = Self {
             session,
@@ -281,6 +296,7 @@ impl DeviceState {
             l1,
             sets: vec![set],
             cursor: 0,
+            eager,
         };
         state.poison()?;
         Ok(state)
