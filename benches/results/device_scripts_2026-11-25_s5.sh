@@ -117,3 +117,76 @@ call7() {
   grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu7.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
   call1_run_and_anchor 7
 }
+# Call 8 (issue 13): FiLM blocks of 1024 threads (GEMV rows split across 2-32 threads). Self-check,
+# durations, then the acceptance run: the PyTorch anchor first (its jsonl), then the ff_model CUDA
+# suite with --anchor-results (anchor / ours side by side in the report) and --format apex-x-gpu
+# (the seeds' end_to_end_infer rows), all in this call.
+call8() {
+  step ff_check8 300 $B/examples/ff_model_gpu_check
+  grep -E "^(FAIL|RESULT)" "$OUT/ff_check8.log" | head -20
+  step ff_ncu8 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu8.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
+  step ff_export8 200 $B/examples/ff_model_export --out "$OUT/ff_export"
+  mkdir -p "$OUT/anchor"; step ff_torch8 360 env OUT="$OUT/anchor" python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+  grep -E "^#" "$OUT/ff_torch8.log" | head -12
+  step ff_run8 300 $B/apex-host run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff8" \
+    --anchor-results "$OUT/anchor/ff_model_torch.jsonl" --format apex-x-gpu
+  cases "$OUT/ff8/summary.json" > "$OUT/ff_cases8.txt"; cut -c1-250 "$OUT/ff_cases8.txt"
+  grep -iE "anchor|torch" "$OUT/ff8/summary.md" | head -20
+  python3 -c "
+import json; g=json.load(open('$OUT/ff8/perf_gpu.json')); e=g['benchmarks'].get('end_to_end_infer') or {}
+print(json.dumps(e)[:900])"
+  cp "$OUT/ff8/summary.json" "$OUT/ff_summary8.json"; cp "$OUT/ff8/perf_gpu.json" "$OUT/ff_perf_gpu8.json"; cp "$OUT/ff8/summary.md" "$OUT/ff_summary8.md"
+  rm -rf "$OUT/ff8" "$OUT/ff_export"
+}
+# Call 9 (issue 13): where ff_film's time goes: Nsight Compute's source view (SASS with warp-stall
+# samples) of one L0 FiLM block set, the ten per-kernel durations of a B=3 frame (scaling), on
+# the committed FiLM (256 threads, a thread per GEMV row; call 8's 1024-thread split was slower).
+call9() {
+  step ff_ncu9 200 ncu --clock-control none --cache-control none --kernel-name ff_film --launch-skip 2 --launch-count 1 \
+    --set full --import-source no --page source --print-source sass --csv $B/examples/ff_model_gpu_check --only profile
+  python3 - "$OUT/ff_ncu9.log" <<'PY' | tee "$OUT/ff_film_stalls9.txt"
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+head = rows[0]; body = rows[1:]
+def col(name):
+    for i, h in enumerate(head):
+        if h == name: return i
+    return None
+src = col('Source'); samp = col('Warp Stall Sampling (All Samples)') or col('Warp Stall Sampling (All Cycles)')
+print('columns:', [h for h in head][:12])
+if samp is None: sys.exit(0)
+tot = sum(float(r[samp] or 0) for r in body)
+print('total samples', tot)
+for r in sorted(body, key=lambda r: -float(r[samp] or 0))[:25]:
+    print('%6.1f%%  %s' % (100 * float(r[samp] or 0) / max(tot, 1), r[src][:110]))
+PY
+  step ff_ncu9b 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+    --metrics gpu__time_duration.sum $B/examples/ff_model_gpu_check --only B=3
+  grep -E "^  ff_|gpu__time_duration" "$OUT/ff_ncu9b.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {print n, $NF}'
+}
+# Call 10 (issue 13): FiLM in two launches (ff_film_hidden: scan, LayerNorm and a 32-row slice of
+# the first linear per block; ff_film_out: a 64-row slice of the second), so no block reads more
+# than a slice of the weights. The acceptance run of call 8, on this tree.
+call10() {
+  step ff_check10 300 $B/examples/ff_model_gpu_check
+  grep -E "^(FAIL|RESULT)" "$OUT/ff_check10.log" | head -20
+  step ff_ncu10 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \
+    $B/examples/ff_model_gpu_check --only profile
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active" "$OUT/ff_ncu10.log" | sed 's/(int, [^)]*)//' | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - | awk '{print $1, $6, $3, $9}'
+  step ff_export10 200 $B/examples/ff_model_export --out "$OUT/ff_export"
+  mkdir -p "$OUT/anchor"; step ff_torch10 360 env OUT="$OUT/anchor" python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+  grep -E "^#" "$OUT/ff_torch10.log" | head -12
+  step ff_run10 300 $B/apex-host run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff10" \
+    --anchor-results "$OUT/anchor/ff_model_torch.jsonl" --format apex-x-gpu
+  cases "$OUT/ff10/summary.json" > "$OUT/ff_cases10.txt"; cut -c1-250 "$OUT/ff_cases10.txt"
+  grep -iE "anchor|torch" "$OUT/ff10/summary.md" | head -20
+  python3 -c "
+import json; g=json.load(open('$OUT/ff10/perf_gpu.json')); e=g['benchmarks'].get('end_to_end_infer') or {}
+print(json.dumps(e)[:900])"
+  cp "$OUT/ff10/summary.json" "$OUT/ff_summary10.json"; cp "$OUT/ff10/perf_gpu.json" "$OUT/ff_perf_gpu10.json"; cp "$OUT/ff10/summary.md" "$OUT/ff_summary10.md"
+  rm -rf "$OUT/ff10" "$OUT/ff_export"
+}

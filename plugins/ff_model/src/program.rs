@@ -20,6 +20,10 @@ pub const CHUNK: usize = 32;
 pub const CB: usize = 32;
 /// Elements of a tile each `ff_apply` thread finishes (`APPLY_PER_THREAD` in the source).
 pub const APPLY_PER_THREAD: usize = 4;
+/// Rows of FiLM's first linear one `ff_film_hidden` block computes (`FC1_ROWS` in the source).
+pub const FC1_ROWS: usize = 32;
+/// Rows of FiLM's second linear one `ff_film_out` block computes (`FC2_ROWS` in the source).
+pub const FC2_ROWS: usize = 64;
 /// Warps of every block (`WARPS` in the source).
 pub const WARPS: usize = 8;
 /// Threads of every block (`THREADS` in the source).
@@ -75,7 +79,8 @@ mod tests {
                 "ff_select",
                 "ff_pack_s",
                 "ff_pack_f",
-                "ff_film",
+                "ff_film_hidden",
+                "ff_film_out",
                 "ff_refine",
                 "ff_apply",
                 "e_gather",

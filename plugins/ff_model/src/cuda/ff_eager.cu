@@ -89,7 +89,7 @@ extern "C" __global__ void e_merge(const float* __restrict__ yf, const float* __
 // LayerNorm(C) of each row (a block per row, in place).
 extern "C" __global__ void e_layernorm(float* __restrict__ x, const float* __restrict__ weights, int C,
                                        long long rows) {
-    __shared__ float red[WARPS + 1];
+    __shared__ float red[33];
     const Level l = level_at(weights, C);
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         float* row = x + r * C;
@@ -179,7 +179,7 @@ extern "C" __global__ void e_pwconv(const float* __restrict__ dw, const float* _
 // GroupNorm(1) statistics of each tile's 2C*P values (a block per tile, two passes): mean, 1/std.
 extern "C" __global__ void e_gn_stats(const float* __restrict__ x, float* __restrict__ stat, int n_tile,
                                       long long tiles) {
-    __shared__ float red[WARPS + 1];
+    __shared__ float red[33];
     for (long long r = blockIdx.x; r < tiles; r += gridDim.x) {
         const float* v = x + r * n_tile;
         float part = 0.0f;

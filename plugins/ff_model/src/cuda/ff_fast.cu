@@ -1,11 +1,12 @@
-// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): ten launches per call, no host
+// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): twelve launches per call, no host
 // synchronisation, every shape a kernel argument (one module per storage type serves every case).
 //
 //   ff_base        heavy = dense, detail = 0, alpha = the L1 gate over the whole map (one pass)
 //   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
 //   per level (L0 on dense, then L1 on the L0 result):
 //   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
-//   ff_film        the bidirectional scan up to each tile, then FiLM: gamma, beta per tile
+//   ff_film_hidden the bidirectional scan up to each tile, LayerNorm, FiLM's first linear + SiLU
+//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile
 //   ff_refine      modulate, depthwise 3x3, pointwise GEMM (tensor cores) per 32-pixel chunk:
 //                  the pre-norm output [B,K,2C,t*t] (f32) and the chunk's GroupNorm partials
 //   ff_apply       GroupNorm (the tile's partials combined), a*relu(b) + residual, FusionGate,
@@ -361,50 +362,62 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
     ff_pack<float>(src, ids, packed, tokens, C, H, W, t, gw, K);
 }
 
-// y[o] = bias[o] + w[o,:] . x (w row-major [n_out][n_in] in global memory, x in shared memory,
-// both 16-byte aligned, n_in a multiple of 4): a thread per output row, reading its row as
-// float4s, GEMV_LOADS of them in flight, against broadcast float4 reads of x. A warp per row
-// with shuffle reductions issues ~4x the instructions, and these blocks (one per tile, 8 warps
-// on one SM) are bound by issue latency (Nsight Compute, H100: 32 us against ~8 for this).
-// With `silu`, y = z*sigmoid(z); without, the first n_out/2 outputs become tanh (FiLM's gamma).
-#define GEMV_LOADS 16
-__device__ void gemv_block(const float* __restrict__ w, const float* __restrict__ bias,
-                           const float* x, float* y, int n_in, int n_out, bool silu) {
+#define GEMV_LOADS 8
+// A slice of y = w x + bias (w row-major [n_out][n_in] in global memory, x in shared memory, both
+// 16-byte aligned, n_in a multiple of 4): the rows [row0, row0 + blockDim/split), each shared by
+// `split` adjacent threads (a power of two <= 32) that read a contiguous 1/split of the row as
+// float4s, all loads in flight at once, and add their partials with shuffles. Returns the row's
+// value to the group's first thread (s == 0), or nothing past n_out.
+__device__ __forceinline__ bool gemv_slice(const float* __restrict__ w, const float* __restrict__ bias,
+                                           const float* x, int n_in, int n_out, int row0, int split,
+                                           int* row_out, float* value) {
     const float4* x4 = reinterpret_cast<const float4*>(x);
-    const int quads = n_in / 4;
-    for (int o = threadIdx.x; o < n_out; o += blockDim.x) {
-        const float4* row = reinterpret_cast<const float4*>(w + (long long)o * n_in);
-        float z = bias[o];
-        for (int j0 = 0; j0 < quads; j0 += GEMV_LOADS) {
-            float4 v[GEMV_LOADS];
+    const int quads = n_in / 4, per = (quads + split - 1) / split, s = threadIdx.x % split;
+    const int o = row0 + threadIdx.x / split;
+    const int oc = min(o, n_out - 1), j0 = s * per, j1 = min(j0 + per, quads);
+    const float4* row = reinterpret_cast<const float4*>(w + (long long)oc * n_in);
+    float z0 = 0.0f, z1 = 0.0f;
+    for (int j = j0; j < j1; j += GEMV_LOADS) {
+        float4 v[GEMV_LOADS];
 #pragma unroll
-            for (int u = 0; u < GEMV_LOADS; ++u) v[u] = row[min(j0 + u, quads - 1)];
+        for (int u = 0; u < GEMV_LOADS; ++u) v[u] = row[min(j + u, j1 - 1)];
 #pragma unroll
-            for (int u = 0; u < GEMV_LOADS; ++u) {
-                if (j0 + u < quads) {
-                    const float4 xv = x4[j0 + u];
-                    z += v[u].x * xv.x + v[u].y * xv.y + v[u].z * xv.z + v[u].w * xv.w;
-                }
+        for (int u = 0; u < GEMV_LOADS; ++u) {
+            const float4 xv = x4[min(j + u, j1 - 1)];
+            const float d = v[u].x * xv.x + v[u].y * xv.y + v[u].z * xv.z + v[u].w * xv.w;
+            if (j + u < j1) {
+                if (u & 1) z1 += d;
+                else z0 += d;
             }
         }
-        y[o] = silu ? z * sigmoidf_(z) : (o < n_out / 2 ? tanhf(z) : z);
     }
+    float z = z0 + z1;
+    for (int m = split / 2; m > 0; m >>= 1) z += __shfl_xor_sync(0xffffffffu, z, m);
+    *row_out = o;
+    *value = z + bias[oc];
+    return s == 0 && o < n_out;
 }
 
 // ---------------------------------------------------------------------------------------------
-// ff_film: grid (K, B). The bidirectional scan's output at tile k (forward over 0..k, backward
-// over K-1..k, from zero states; the frame's tokens staged in shared memory), cleaned,
-// LayerNorm(C), Linear(C->C), SiLU, Linear(C->2C); film[b,k,0..C) = tanh(gamma_raw),
-// film[b,k,C..2C) = beta. Shared memory: (K + 2) * C floats.
+// FiLM in two launches, so that no block reads more than a slice of the weights: one block per
+// tile and all of FiLM's 192 KiB of f32 weights (C = 128) spent 16 us per level waiting on those
+// loads (Nsight Compute, H100: 48 % of the warp stalls on long scoreboards, 20 % idle at the exit
+// barrier); 1024-thread blocks splitting each row were no faster (18 us).
+//
+// ff_film_hidden: grid (K, B, ceil(C / FC1_ROWS)). The bidirectional scan's output at tile k
+// (forward over 0..k, backward over K-1..k, from zero states; the frame's tokens staged in
+// shared memory), cleaned, LayerNorm(C), then FC1_ROWS rows of Linear(C->C) and SiLU into
+// hidden[b,k,:]. Shared memory: (K + 1) * C floats.
+#define FC1_ROWS 32
+#define FC2_ROWS 64
 
-extern "C" __global__ void __launch_bounds__(THREADS) ff_film(
-    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ film,
+extern "C" __global__ void __launch_bounds__(THREADS) ff_film_hidden(
+    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ hidden,
     int C, int K) {
     extern __shared__ float film_smem[];
     __shared__ float red[WARPS + 1];
     float* tok = film_smem;
     float* x = film_smem + K * C;
-    float* h = x + C;
     const int k = blockIdx.x, b = blockIdx.y;
     const Level l = level_at(weights, C);
     const float* src = tokens + (long long)b * K * C;
@@ -441,9 +454,28 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film(
     const float inv = rsqrtf(block_sum(part, red) / (float)C + (float)NORM_EPS);
     for (int c = threadIdx.x; c < C; c += blockDim.x) x[c] = (x[c] - mean) * inv * l.ln_w[c] + l.ln_b[c];
     __syncthreads();
-    gemv_block(l.fc1, l.fc1_b, x, h, C, C, true);
+    int o;
+    float z;
+    if (gemv_slice(l.fc1, l.fc1_b, x, C, C, blockIdx.z * FC1_ROWS, THREADS / FC1_ROWS, &o, &z))
+        hidden[((long long)b * K + k) * C + o] = z * sigmoidf_(z);
+}
+
+// ff_film_out: grid (K, B, ceil(2C / FC2_ROWS)). FC2_ROWS rows of Linear(C->2C) of the tile's
+// hidden vector: film[b,k,0..C) = tanh(gamma_raw), film[b,k,C..2C) = beta. Shared memory: C floats.
+extern "C" __global__ void __launch_bounds__(THREADS) ff_film_out(
+    const float* __restrict__ hidden, const float* __restrict__ weights, float* __restrict__ film,
+    int C, int K) {
+    extern __shared__ float film_smem[];
+    const int k = blockIdx.x, b = blockIdx.y;
+    const Level l = level_at(weights, C);
+    const long long bk = (long long)b * K + k;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) film_smem[c] = hidden[bk * C + c];
     __syncthreads();
-    gemv_block(l.fc2, l.fc2_b, h, film + ((long long)b * K + k) * 2 * C, C, 2 * C, false);
+    int o;
+    float z;
+    if (gemv_slice(l.fc2, l.fc2_b, film_smem, C, 2 * C, blockIdx.z * FC2_ROWS, THREADS / FC2_ROWS,
+                   &o, &z))
+        film[bk * 2 * C + o] = o < C ? tanhf(z) : z;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 //! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_base`,
-//! `ff_select`, then per level `ff_pack_*`, `ff_film`, `ff_refine`, `ff_apply`.
+//! `ff_select`, then per level `ff_pack_*`, `ff_film_hidden`, `ff_film_out`, `ff_refine`,
+//! `ff_apply`.
 //! A level that selects no tile launches nothing.
 
 use apex_plugin_api::{PluginError, cuda::cuda_error};
@@ -10,7 +11,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernel
 use super::state::{DeviceState, FastFunctions, FrameSet, LevelState};
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
-    program::{APPLY_PER_THREAD, THREADS, WARPS},
+    program::{APPLY_PER_THREAD, FC1_ROWS, FC2_ROWS, THREADS, WARPS},
 };
 
 fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
@@ -146,18 +147,34 @@ fn level(
     let channel_groups = (c as usize).div_ceil(WARPS);
     unsafe { launch(a, config((l.k, b, channel_groups), 0), "ff_pack")? };
 
-    let mut a = stream.launch_builder(&fast.film);
+    let mut a = stream.launch_builder(&fast.film_hidden);
     a.arg(&l.tokens)
+        .arg(&l.weights)
+        .arg(&l.hidden)
+        .arg(&c)
+        .arg(&k);
+    let slices = (c as usize).div_ceil(FC1_ROWS);
+    // SAFETY: see `launch`; shared memory (K + 1) * C f32.
+    unsafe {
+        launch(
+            a,
+            config((l.k, b, slices), 4 * (l.k + 1) * c as usize),
+            "ff_film_hidden",
+        )?
+    };
+    let mut a = stream.launch_builder(&fast.film_out);
+    a.arg(&l.hidden)
         .arg(&l.weights)
         .arg(&l.film)
         .arg(&c)
         .arg(&k);
-    // SAFETY: see `launch`; shared memory (K + 2) * C f32.
+    let slices = (2 * c as usize).div_ceil(FC2_ROWS);
+    // SAFETY: see `launch`; shared memory C f32.
     unsafe {
         launch(
             a,
-            config((l.k, b, 1), 4 * (l.k + 2) * c as usize),
-            "ff_film",
+            config((l.k, b, slices), 4 * c as usize),
+            "ff_film_out",
         )?
     };
 

@@ -8,7 +8,7 @@
 //! layout.rs  one level's weights as the kernels read them (pointwise weights in mma fragment order)
 //! state.rs   DeviceState: module, weights, Hilbert tables, scratch, buffer sets (DRAM-cold
 //!            rotation), uploads, poisoning, downloads
-//! fast.rs    the fast path's ten launches of one call
+//! fast.rs    the fast path's twelve launches of one call
 //! eager.rs   the eager path: one launch per op, the selection on the host (its ids copied in)
 //! ```
 

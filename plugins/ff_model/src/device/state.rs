@@ -72,6 +72,8 @@ pub struct LevelState {
     pub ids: CudaSlice<i32>,
     pub packed: CudaSlice<f32>,
     pub tokens: CudaSlice<f32>,
+    /// FiLM's hidden vector per tile, `[B, K, C]`.
+    pub hidden: CudaSlice<f32>,
     pub film: CudaSlice<f32>,
     /// The pre-norm pointwise output `[B, K, 2C, t*t]`.
     pub pre: CudaSlice<f32>,
@@ -86,7 +88,8 @@ pub struct FastFunctions {
     /// the L0 result).
     pub pack_s: CudaFunction,
     pub pack_f: CudaFunction,
-    pub film: CudaFunction,
+    pub film_hidden: CudaFunction,
+    pub film_out: CudaFunction,
     pub refine: CudaFunction,
     pub apply: CudaFunction,
 }
@@ -168,7 +171,7 @@ pub fn check_shape(problem: &FfProblem, storage: Storage) -> Result<(), PluginEr
                 program::CHUNK
             )));
         }
-        let film = 4 * (k + 2) * c;
+        let film = 4 * (k + 1) * c;
         if film > MAX_SMEM {
             return Err(PluginError::invalid(format!(
                 "{k} selected tiles of {c} channels need {film} bytes of shared memory for the \
@@ -215,7 +218,8 @@ impl DeviceState {
             select: f("ff_select")?,
             pack_s: f("ff_pack_s")?,
             pack_f: f("ff_pack_f")?,
-            film: f("ff_film")?,
+            film_hidden: f("ff_film_hidden")?,
+            film_out: f("ff_film_out")?,
             refine: f("ff_refine")?,
             apply: f("ff_apply")?,
         };
@@ -238,7 +242,8 @@ impl DeviceState {
                         .map_err(cuda_error)?,
                     packed: zeros(b * k * c * p)?,
                     tokens: zeros(b * k * c)?,
-                    film: zeros(b * k * 2 * c)?,
+                    hidden: zeros(b * k * c)?,
+                film: zeros(b * k * 2 * c)?,
                     pre: zeros(b * k * 2 * c * p)?,
                     stats: zeros(b * k * chunks * 2)?,
                 })
