@@ -190,3 +190,8 @@ print(json.dumps(e)[:900])"
   cp "$OUT/ff10/summary.json" "$OUT/ff_summary10.json"; cp "$OUT/ff10/perf_gpu.json" "$OUT/ff_perf_gpu10.json"; cp "$OUT/ff10/summary.md" "$OUT/ff_summary10.md"
   rm -rf "$OUT/ff10" "$OUT/ff_export"
 }
+# Call 11 (issue 13): the self-check with the eager path also on tiles 32/16 and a 256x256 map.
+call11() {
+  step ff_check11 300 $B/examples/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)" "$OUT/ff_check11.log" | head -40
+}

@@ -1,5 +1,5 @@
 //! The GPU self-check of `ff_model.infer` (run on the GPU machine): every checked shape of the
-//! fast path and three of the eager path, in fp16, bf16 and fp32, two calls on fresh inputs with poisoned outputs, a call after `rotate(4)`, and a
+//! fast path and five of the eager path, in fp16, bf16 and fp32, two calls on fresh inputs with poisoned outputs, a call after `rotate(4)`, and a
 //! never-run poisoned output that must fail; per output (heavy_features, detail_map, alpha) the
 //! largest error against the f64 reference and the share of its tolerance bound it used.
 //!
@@ -48,6 +48,14 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
         ),
         ("no split", vec![("budget_b2", ParamValue::Float(0.0))]),
         ("eager profile", vec![eager()]),
+        (
+            "eager tiles 32/16",
+            vec![eager(), i("tile_size_l0", 32), i("tile_size_l1", 16)],
+        ),
+        (
+            "eager 256x256",
+            vec![eager(), i("height", 256), i("width", 256)],
+        ),
         (
             "eager C=16 36x60 tiles 6/3 B=2",
             vec![

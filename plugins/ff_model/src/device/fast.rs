@@ -170,13 +170,7 @@ fn level(
         .arg(&k);
     let slices = (2 * c as usize).div_ceil(FC2_ROWS);
     // SAFETY: see `launch`; shared memory C f32.
-    unsafe {
-        launch(
-            a,
-            config((l.k, b, slices), 4 * c as usize),
-            "ff_film_out",
-        )?
-    };
+    unsafe { launch(a, config((l.k, b, slices), 4 * c as usize), "ff_film_out")? };
 
     let mut a = stream.launch_builder(&fast.refine);
     a.arg(&l.packed)

@@ -243,7 +243,7 @@ impl DeviceState {
                     packed: zeros(b * k * c * p)?,
                     tokens: zeros(b * k * c)?,
                     hidden: zeros(b * k * c)?,
-                film: zeros(b * k * 2 * c)?,
+                    film: zeros(b * k * 2 * c)?,
                     pre: zeros(b * k * 2 * c * p)?,
                     stats: zeros(b * k * chunks * 2)?,
                 })
