@@ -24,7 +24,7 @@ pub const NORM_EPS: f64 = 1e-5;
 pub enum Path {
     /// Fused passes (CPU: the rayon fp32 path).
     Fast,
-    /// One kernel per op, as PyTorch eager runs it (CUDA only, not built yet).
+    /// One kernel per op, as PyTorch eager runs it, the selection on the host (CUDA only).
     Eager,
 }
 
