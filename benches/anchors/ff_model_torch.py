@@ -15,8 +15,9 @@ What it does:
   - parity: the module in fp64 against the plugin's f64 reference (the semantics: same math, so
     ~1e-12), and in fp32 on the CPU against the plugin's fp32 fast path (atol 1e-5 + rtol 1e-4,
     the plugin's fp32 tolerance); max abs error per output. On a GPU the module in fp16 against
-    the f64 reference with the fp16 tolerance (atol 1e-3, rtol 1e-2, mismatch ratio <= 1e-3);
-    the plugin's CUDA fast path is not built yet, so that is the fp16 check available today;
+    the f64 reference with the fp16 tolerance (atol 1e-3, rtol 1e-2, mismatch ratio <= 1e-3),
+    and, when the folder has outputs_cuda_fp16/ (`ff_model_export --cuda`), against the plugin's
+    CUDA fp16 fast path on the same inputs with the same tolerance;
   - timing, one frame per call, the host clock (the seeds' frames_per_s = batch / p50):
       CPU: torch eager, fp32, all of torch's CPU threads;
       GPU (when torch.cuda.is_available()): eager, torch.compile, torch.compile(mode="reduce-overhead"),
@@ -284,6 +285,10 @@ def main():
               ("dense", "utilities", "split_utilities", "boundary", "uncertainty")}
     ref = {n: load(folder, f"reference/{n}.npy") for n in ("heavy_features", "detail_map", "alpha")}
     plugin = {n: load(folder, f"outputs/{n}.npy") for n in ("heavy_features", "detail_map", "alpha")}
+    # The plugin's CUDA fp16 fast path on the same seed (`ff_model_export --cuda`), when exported.
+    cuda_dir = os.path.join(folder, "outputs_cuda_fp16")
+    plugin_gpu = ({n: load(folder, f"outputs_cuda_fp16/{n}.npy") for n in ("heavy_features", "detail_map", "alpha")}
+                  if os.path.isdir(cuda_dir) else None)
 
     # Selection: recomputed here from the spec, must equal what the plugin recorded.
     sel = select_all(inputs["utilities"].double(), inputs["split_utilities"].double(), p, gh, gw)
@@ -383,6 +388,15 @@ def main():
                           f"mismatch_ratio {ratio:.2e} {'ok' if ratio <= 1e-3 else 'FAIL'}")
                     if ratio > 1e-3:
                         failures.append(f"{impl} fp16: {name}")
+                    if plugin_gpu is not None:
+                        # The same module in fp16 against the plugin's fp16 GPU output: each has
+                        # its own error against the truth, so this is the stricter check.
+                        r2 = mismatch_ratio(g.cpu().float(), plugin_gpu[name], 1e-3, 1e-2)
+                        e2 = max_abs(g.cpu().float(), plugin_gpu[name])
+                        print(f"# {impl} fp16 vs plugin CUDA fp16 fast path: {name} max_abs_err {e2:.3e} "
+                              f"mismatch_ratio {r2:.2e} {'ok' if r2 <= 1e-3 else 'FAIL'}")
+                        if r2 > 1e-3:
+                            failures.append(f"{impl} fp16 vs the plugin's CUDA fp16: {name}")
                 p50, p95 = time_frames(lambda: frame(fn, xg, dtype, dev), torch.cuda.synchronize, iters, warmup=10)
             emit(anchor_row("ff_model.infer", impl, case_params, "fp16", "cuda",
                             us_per_call=p50 * 1e3, device=torch.cuda.get_device_name(0), p95_ms=p95,

@@ -195,3 +195,13 @@ call11() {
   step ff_check11 300 $B/examples/ff_model_gpu_check
   grep -E "^(ok|FAIL|RESULT)" "$OUT/ff_check11.log" | head -40
 }
+# Call 12 (issue 13): the PyTorch module in fp16 against the plugin's CUDA fp16 output directly:
+# `ff_model_export --cuda` writes the fast path's fp16 outputs on the export's seed, and the
+# anchor compares each torch variant with them (and with the f64 reference).
+call12() {
+  step ff_export12 200 $B/examples/ff_model_export --out "$OUT/ff_export" --cuda
+  cat "$OUT/ff_export12.log"
+  step ff_torch12 360 env FF_ITERS=50 python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+  grep -E "^#" "$OUT/ff_torch12.log" | grep -E "fp16" | head -24
+  rm -rf "$OUT/ff_export"
+}

@@ -6,12 +6,16 @@
 //! - `outputs/<name>.npy`: the fast CPU path's heavy_features, detail_map, alpha (fp32);
 //! - `reference/<name>.npy`: the f64 reference's (fp64);
 //! - `manifest.json`: the parameters, the selections per frame, the fp32-vs-f64 accuracy and
-//!   the CPU frame times (fast path and reference, median of timed calls).
+//!   the CPU frame times (fast path and reference, median of timed calls);
+//! - with `--cuda` (a GPU machine): `outputs_cuda_fp16/<name>.npy`, the CUDA fast path's fp16
+//!   outputs on the same seed (stored as fp32), checked against the f64 reference first, and
+//!   their accuracy under `cuda_fp16` in the manifest, so the anchor compares PyTorch's fp16
+//!   module with the plugin's fp16 GPU output directly.
 //!
 //! ```text
 //! cargo run --release -p apex-plugin-ff-model --example ff_model_export -- --out /tmp/ff_export \
 //!     [--channels 128] [--height 128] [--width 128] [--tile-l0 16] [--tile-l1 8] [--batch 1] \
-//!     [--seed 123] [--iters 30]
+//!     [--seed 123] [--iters 30] [--cuda]
 //! ```
 //! Exits 1 if the fast path does not match the reference within the declared fp32 tolerance.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -24,7 +28,10 @@ use std::{
 };
 
 use abi_stable::std_types::ROption;
-use apex_plugin_api::{Backend, Instance, ParamValue, Precision, SetupRequest};
+use apex_plugin_api::{
+    Backend, CudaHandles, Instance, ParamValue, Precision, SetupRequest,
+    cuda::{cuda_error, driver_present},
+};
 use apex_plugin_ff_model::{FfCase, problem};
 use serde_json::json;
 
@@ -63,6 +70,8 @@ struct Args {
     ints: Vec<(&'static str, i64)>,
     seed: u64,
     iters: usize,
+    /// Also run the CUDA fast path in fp16 on the same seed and write its outputs.
+    cuda: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -71,9 +80,14 @@ fn parse_args() -> Result<Args, String> {
         ints: Vec::new(),
         seed: 123,
         iters: 30,
+        cuda: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--cuda" {
+            a.cuda = true;
+            continue;
+        }
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let int = || {
             value
@@ -101,7 +115,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = parse_args().map_err(|e| format!("{e} (flags: --out --channels --height --width --batch --tile-l0 --tile-l1 --seed --iters)"))?;
+    let args = parse_args().map_err(|e| format!("{e} (flags: --out --channels --height --width --batch --tile-l0 --tile-l1 --seed --iters --cuda)"))?;
     let overrides: Vec<(&str, ParamValue)> = args
         .ints
         .iter()
@@ -219,6 +233,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
         })
         .collect();
+    let cuda = if args.cuda {
+        Some(cuda_fp16(&overrides, args.seed, out, [b, c, h, w])?)
+    } else {
+        None
+    };
     let manifest = json!({
         "kernel": problem::KERNEL_ID,
         "seed": args.seed,
@@ -242,6 +261,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "fast_calls": fast_ms.len(),
             "reference_f64_p50": percentile(&ref_ms, 0.5),
         },
+        "cuda_fp16": cuda,
     });
     fs::write(
         out.join("manifest.json"),
@@ -270,4 +290,69 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// The CUDA fast path in fp16 on `seed` (the inputs rounded to fp16, as PyTorch's `.half()`
+/// rounds the exported fp32 inputs): one checked call, its outputs written under
+/// `outputs_cuda_fp16/`. Returns the accuracy against the f64 reference for the manifest.
+fn cuda_fp16(
+    overrides: &[(&str, ParamValue)],
+    seed: u64,
+    out: &Path,
+    [b, c, h, w]: [usize; 4],
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    if !driver_present() {
+        return Err("--cuda: libcuda.so.1 not found (run it on the GPU machine)".into());
+    }
+    let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| cuda_error(e).message.to_string())?;
+    let stream = ctx
+        .new_stream()
+        .map_err(|e| cuda_error(e).message.to_string())?;
+    let (major, minor) = ctx.compute_capability().unwrap_or((0, 0));
+    let handles = CudaHandles {
+        device_ordinal: 0,
+        stream: stream.cu_stream() as usize,
+        compute_capability_major: major as u32,
+        compute_capability_minor: minor as u32,
+    };
+    let request = SetupRequest {
+        params: problem::params(overrides),
+        backend: Backend::Cuda,
+        precision: Precision::Fp16,
+        seed,
+        cuda: ROption::RSome(handles),
+    };
+    let mut case = FfCase::new(&request).map_err(|e| e.message.to_string())?;
+    case.prepare_check(seed)
+        .map_err(|e| e.message.to_string())?;
+    case.run().map_err(|e| e.message.to_string())?;
+    stream
+        .synchronize()
+        .map_err(|e| cuda_error(e).message.to_string())?;
+    let tol = problem::descriptor().tolerance_for(Precision::Fp16);
+    let acc = case.verify(&tol).map_err(|e| e.message.to_string())?;
+    let ok = acc.within(&tol) && acc.non_finite == 0;
+    if !ok {
+        return Err(
+            format!("the CUDA fp16 fast path does not match the f64 reference: {acc:?}").into(),
+        );
+    }
+    fs::create_dir_all(out.join("outputs_cuda_fp16"))?;
+    let (heavy, detail, alpha) = case.outputs();
+    let dir = out.join("outputs_cuda_fp16");
+    npy_f32(&dir.join("heavy_features.npy"), &[b, c, h, w], heavy)?;
+    npy_f32(&dir.join("detail_map.npy"), &[b, c, h, w], detail)?;
+    npy_f32(&dir.join("alpha.npy"), &[b, 1, h, w], alpha)?;
+    println!(
+        "CUDA fp16 fast path ({}): max_abs_err {:.3e}, mismatch ratio {:.2e} against the f64 reference; wrote {}",
+        ctx.name().unwrap_or_default(),
+        acc.max_abs_error,
+        acc.mismatch_ratio,
+        dir.display()
+    );
+    Ok(json!({
+        "device": ctx.name().unwrap_or_default(),
+        "max_abs_err": acc.max_abs_error, "rmse": acc.rmse, "non_finite": acc.non_finite,
+        "mismatch_ratio": acc.mismatch_ratio, "within_tolerance": ok,
+    }))
 }
