@@ -29,6 +29,11 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 
         let _ = s;
         None
     }
+    /// The slice itself, writable, when this type is f32, else `None`.
+    fn as_f32_mut(s: &mut [Self]) -> Option<&mut [f32]> {
+        let _ = s;
+        None
+    }
 }
 
 /// `next - value` in f64, or infinity when `value` is not finite.
@@ -60,6 +65,9 @@ impl Element for f32 {
         self.to_bits()
     }
     fn as_f32(s: &[Self]) -> Option<&[f32]> {
+        Some(s)
+    }
+    fn as_f32_mut(s: &mut [Self]) -> Option<&mut [f32]> {
         Some(s)
     }
     fn ulp(v: f64) -> f64 {

@@ -113,15 +113,19 @@ impl Activation {
         let x = &inputs.data[0];
         let func = self.func;
         for_each_chunk(&mut outputs.tensors[0], TASK, parallel, |task, out| {
-            let mut buf = [0.0f32; 256];
-            for (i, piece) in out.chunks_mut(256).enumerate() {
-                let at = task * TASK + i * 256;
+            let x = &x[task * TASK..task * TASK + out.len()];
+            // fp32 reads x and writes the output directly; 16-bit types convert 256 elements
+            // at a time through two L1-resident buffers.
+            if let (Some(src), Some(dst)) = (T::as_f32(x), T::as_f32_mut(out)) {
+                apply(func, src, dst);
+                return;
+            }
+            let (mut a, mut b) = ([0.0f32; 256], [0.0f32; 256]);
+            for (piece, xs) in out.chunks_mut(256).zip(x.chunks(256)) {
                 let n = piece.len();
-                T::load(&x[at..at + n], &mut buf);
-                // One loop per function, so each inner loop is branch-free and vectorizes.
-                let b = &mut buf[..n];
-                apply(func, b);
-                T::store(&buf[..n], piece);
+                T::load(xs, &mut a);
+                apply(func, &a[..n], &mut b[..n]);
+                T::store(&b[..n], piece);
             }
         });
     }
@@ -169,38 +173,40 @@ impl Activation {
 }
 
 simd_dispatch!(
-    /// Applies `func` to every element of `b`, 8 floats a vector with fused multiply-adds where
-    /// the CPU has AVX2 and FMA ([`simd_dispatch!`]).
-    fn apply(func: Func, b: &mut [f32]) => apply_portable
+    /// `dst[i] = func(src[i])` (same lengths), vectorized for the best instruction set the CPU
+    /// has ([`simd_dispatch!`]).
+    fn apply(func: Func, src: &[f32], dst: &mut [f32]) => apply_portable
 );
 
 /// One branch-free loop per function, so each vectorizes.
 #[inline(always)]
-fn apply_portable(func: Func, b: &mut [f32]) {
+fn apply_portable(func: Func, src: &[f32], dst: &mut [f32]) {
     match func {
-        Func::GeluErf => map_interleaved(b, gelu_erf_f32),
-        Func::GeluTanh => map_interleaved(b, gelu_tanh_f32),
-        Func::Swish => map_interleaved(b, swish_f32),
+        Func::GeluErf => map_interleaved(src, dst, gelu_erf_f32),
+        Func::GeluTanh => map_interleaved(src, dst, gelu_tanh_f32),
+        Func::Swish => map_interleaved(src, dst, swish_f32),
     }
 }
 
-/// Elements per step of [`map_interleaved`]: four 8-float vectors.
-const INTERLEAVE: usize = 32;
+/// Elements per step of [`map_interleaved`]: four 16-float or eight 8-float vectors.
+const INTERLEAVE: usize = 64;
 
-/// `b[i] = f(b[i])`, [`INTERLEAVE`] elements a step: each function is one long dependent chain
-/// of multiply-adds per vector (exp, erfc and a division), so one vector a step leaves the core
-/// waiting on latencies; LLVM turns the fixed-size inner loop into four independent vectors
+/// `dst[i] = f(src[i])`, [`INTERLEAVE`] elements a step: each function is one long dependent
+/// chain of multiply-adds per vector (exp, erfc and a division), so one vector a step leaves the
+/// core waiting on latencies; LLVM turns the fixed-size inner loop into independent vectors
 /// whose chains overlap.
 #[inline(always)]
-fn map_interleaved(b: &mut [f32], f: impl Fn(f32) -> f32) {
-    let mut chunks = b.chunks_exact_mut(INTERLEAVE);
-    for c in &mut chunks {
-        for v in c.iter_mut() {
-            *v = f(*v);
+fn map_interleaved(src: &[f32], dst: &mut [f32], f: impl Fn(f32) -> f32) {
+    assert_eq!(src.len(), dst.len(), "map_interleaved: lengths differ");
+    let mut d = dst.chunks_exact_mut(INTERLEAVE);
+    let mut s = src.chunks_exact(INTERLEAVE);
+    for (dc, sc) in (&mut d).zip(&mut s) {
+        for (o, &v) in dc.iter_mut().zip(sc) {
+            *o = f(v);
         }
     }
-    for v in chunks.into_remainder() {
-        *v = f(*v);
+    for (o, &v) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *o = f(v);
     }
 }
 

@@ -17,7 +17,7 @@ use crate::{
     Element,
     accuracy::{compare_rows, compare_scalar, merge},
     device::DeviceState,
-    fast_math::{exp_f32, max_f32, simd_dispatch},
+    fast_math::{exp_f32, ln_f32, max_f32, simd_dispatch},
     op::{
         CudaProgram, DeviceFacts, Inputs, MAX_ELEMENTS, NnOp, OutputLens, Outputs, base_descriptor,
         too_large,
@@ -366,6 +366,10 @@ simd_dispatch!(
     fn rows_loss(rows: &mut [f32], vocab: usize, targets: &[i64], inv_n: f32, grad: bool) -> (f64, usize) => rows_loss_portable
 );
 
+/// Rows per group of [`rows_loss_portable`]: their sums of exponentials wait in an array so that
+/// one vector loop takes all their logarithms.
+const LN_GROUP: usize = 64;
+
 #[inline(always)]
 fn rows_loss_portable(
     rows: &mut [f32],
@@ -375,29 +379,42 @@ fn rows_loss_portable(
     grad: bool,
 ) -> (f64, usize) {
     let (mut sum, mut count) = (0.0f64, 0usize);
-    for (row, &t) in rows.chunks_exact_mut(vocab).zip(targets) {
-        let lse = row_lse(row);
-        let counted = is_class(t, vocab);
-        if counted {
-            sum += f64::from(lse - row[t as usize]);
-            count += 1;
+    for (group, tg) in rows
+        .chunks_mut(LN_GROUP * vocab)
+        .zip(targets.chunks(LN_GROUP))
+    {
+        // Each row's maximum and sum of exponentials, then every logsumexp of the group in
+        // one loop (short rows would otherwise pay a scalar libm `ln` per row).
+        let (mut lse, mut sums) = ([0.0f32; LN_GROUP], [1.0f32; LN_GROUP]);
+        for ((row, m), s) in group.chunks_exact(vocab).zip(&mut lse).zip(&mut sums) {
+            *m = max_f32(row);
+            *s = sum_exp(row, *m);
         }
-        if grad {
+        for (m, &s) in lse.iter_mut().zip(&sums) {
+            *m += ln_f32(s);
+        }
+        for ((row, &t), &lse) in group.chunks_exact_mut(vocab).zip(tg).zip(&lse) {
+            let counted = is_class(t, vocab);
             if counted {
-                row_grad(row, t as usize, lse, inv_n);
-            } else {
-                row.fill(0.0);
+                sum += f64::from(lse - row[t as usize]);
+                count += 1;
+            }
+            if grad {
+                if counted {
+                    row_grad(row, t as usize, lse, inv_n);
+                } else {
+                    row.fill(0.0);
+                }
             }
         }
     }
     (sum, count)
 }
 
-/// `log(sum(exp(row)))`, stable (the maximum is subtracted first), exponentials summed in
-/// eight lanes.
+/// `sum(exp(row - m))`, the exponentials summed in eight lanes; at least 1 when `m` is the
+/// row's maximum.
 #[inline(always)]
-fn row_lse(row: &[f32]) -> f32 {
-    let m = max_f32(row);
+fn sum_exp(row: &[f32], m: f32) -> f32 {
     let mut acc = [0.0f32; 8];
     let mut chunks = row.chunks_exact(8);
     for c in &mut chunks {
@@ -405,13 +422,12 @@ fn row_lse(row: &[f32]) -> f32 {
             *a += exp_f32(xv - m);
         }
     }
-    let s = acc.iter().sum::<f32>()
+    acc.iter().sum::<f32>()
         + chunks
             .remainder()
             .iter()
             .map(|&xv| exp_f32(xv - m))
-            .sum::<f32>();
-    m + s.ln()
+            .sum::<f32>()
 }
 
 /// Overwrites `row` (logits) with the gradient of the mean loss: `softmax * inv_n`, minus

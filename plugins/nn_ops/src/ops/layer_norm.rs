@@ -101,19 +101,23 @@ impl NnOp for LayerNorm {
         T::load(b, &mut bf);
         let eps = self.eps as f32;
         let per = rows_per_task(dim);
-        // Rows are converted and normalized a block at a time: the block stays in L1 between
-        // the load, the passes over each row and the store (a task-sized buffer did not: bf16
-        // at dim 512 ran 1.46x slower through L2).
+        // fp32 reads x and writes y directly. 16-bit types convert a block of rows at a time
+        // into two buffers that stay in L1 between the load, the passes over each row and the
+        // store (a task-sized buffer did not: bf16 at dim 512 ran 1.46x slower through L2).
         let block = crate::cpu_par::rows_per_block(dim) * dim;
         for_each_chunk(&mut outputs.tensors[0], per * dim, parallel, |task, out| {
-            let at = task * per * dim;
-            let mut buf = vec![0.0f32; block.min(out.len())];
-            for (i, y) in out.chunks_mut(block).enumerate() {
-                let rows = &mut buf[..y.len()];
-                let from = at + i * block;
-                T::load(&x[from..from + y.len()], rows);
-                normalize_rows(rows, dim, &wf, &bf, eps);
-                T::store(rows, y);
+            let x = &x[task * per * dim..task * per * dim + out.len()];
+            if let (Some(src), Some(dst)) = (T::as_f32(x), T::as_f32_mut(out)) {
+                normalize_rows(src, dst, dim, &wf, &bf, eps);
+                return;
+            }
+            let len = block.min(out.len());
+            let (mut a, mut b) = (vec![0.0f32; len], vec![0.0f32; len]);
+            for (y, xs) in out.chunks_mut(block).zip(x.chunks(block)) {
+                let n = y.len();
+                T::load(xs, &mut a);
+                normalize_rows(&a[..n], &mut b[..n], dim, &wf, &bf, eps);
+                T::store(&b[..n], y);
             }
         });
     }
@@ -177,27 +181,36 @@ impl NnOp for LayerNorm {
 }
 
 simd_dispatch!(
-    /// Every `dim`-long row of `rows` normalized in place: `(row - mean) / sqrt(var + eps) * w +
-    /// b`, the mean and variance in f32 over eight lanes. One call per task of rows, so short
+    /// Every `dim`-long row of `src` normalized into `dst`: `(row - mean) / sqrt(var + eps) * w
+    /// + b`, the mean and variance in f32 over eight lanes. One call per task of rows, so short
     /// rows (dim 8) do not pay the dispatch per row.
-    fn normalize_rows(rows: &mut [f32], dim: usize, w: &[f32], b: &[f32], eps: f32) => normalize_rows_portable
+    fn normalize_rows(src: &[f32], dst: &mut [f32], dim: usize, w: &[f32], b: &[f32], eps: f32) => normalize_rows_portable
 );
 
 #[inline(always)]
-fn normalize_rows_portable(rows: &mut [f32], dim: usize, w: &[f32], b: &[f32], eps: f32) {
-    for row in rows.chunks_exact_mut(dim) {
-        normalize_row(row, w, b, eps);
+fn normalize_rows_portable(
+    src: &[f32],
+    dst: &mut [f32],
+    dim: usize,
+    w: &[f32],
+    b: &[f32],
+    eps: f32,
+) {
+    for (x, y) in src.chunks_exact(dim).zip(dst.chunks_exact_mut(dim)) {
+        normalize_row(x, y, w, b, eps);
     }
 }
 
+/// One row: the mean, then the sum of squared deviations from it (two passes over the row, no
+/// cancellation), then the store.
 #[inline(always)]
-fn normalize_row(row: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
-    let dim = row.len() as f32;
-    let mean = sum_f32(row) / dim;
-    let var = sum_sq_dev_f32(row, mean) / dim;
+fn normalize_row(x: &[f32], y: &mut [f32], w: &[f32], b: &[f32], eps: f32) {
+    let dim = x.len() as f32;
+    let mean = sum_f32(x) / dim;
+    let var = sum_sq_dev_f32(x, mean) / dim;
     let rstd = 1.0 / (var + eps).sqrt();
-    for ((v, &wv), &bv) in row.iter_mut().zip(w).zip(b) {
-        *v = ((*v - mean) * rstd).mul_add(wv, bv);
+    for (((o, &v), &wv), &bv) in y.iter_mut().zip(x).zip(w).zip(b) {
+        *o = ((v - mean) * rstd).mul_add(wv, bv);
     }
 }
 
