@@ -33,6 +33,7 @@ pub mod kernel_cache;
 mod params;
 mod registry;
 mod root;
+pub mod tuning;
 mod types;
 
 pub use abi_stable;

@@ -43,10 +43,7 @@ pub mod tuning {
 
     /// Runs `f` with the resident forward + gradient plan (`true`) or the streaming one.
     pub fn with_resident_grad<R>(resident: bool, f: impl FnOnce() -> R) -> R {
-        let before = RESIDENT_GRAD.with(|c| c.replace(resident));
-        let out = f();
-        RESIDENT_GRAD.with(|c| c.set(before));
-        out
+        apex_plugin_api::tuning::with_override(&RESIDENT_GRAD, resident, f)
     }
 
     pub(super) fn resident_grad() -> bool {

@@ -56,10 +56,7 @@ pub mod tuning {
 
     /// Runs `f` with `tuning` in force on this thread.
     pub fn with<R>(tuning: CgTuning, f: impl FnOnce() -> R) -> R {
-        let before = CURRENT.with(|c| c.replace(tuning));
-        let out = f();
-        CURRENT.with(|c| c.set(before));
-        out
+        apex_plugin_api::tuning::with_override(&CURRENT, tuning, f)
     }
 
     pub(super) fn current() -> CgTuning {
