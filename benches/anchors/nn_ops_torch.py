@@ -20,7 +20,8 @@ OUT is set, for `apex-host run --anchor-results FILE`. The copy line is a row of
 which matches no case (apex-host measures its own with `calibrate`). torch.compile compiles per shape (dynamic=False),
 so it runs on the LLM grid and a few seed shapes only; budget about 4 minutes on an H100.
 
-Run on the GPU machine: `python benches/anchors/nn_ops_torch.py [--quick]`
+Run on the GPU machine: `python benches/anchors/nn_ops_torch.py [--quick] [--only TEXT]` (`--only`:
+just the cases whose kernel id contains TEXT, e.g. `--only layer_norm`; the copy line always runs).
 """
 import json
 import os
@@ -39,6 +40,7 @@ L2 = getattr(props, "L2_cache_size", 50 << 20) or (50 << 20)
 DEVICE = props.name
 CALLS = 20
 QUICK = "--quick" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 rows_out = []
 out_path = os.path.join(os.environ["OUT"], "nn_ops_torch.jsonl") if os.environ.get("OUT") else None
@@ -87,6 +89,8 @@ def bench_graph(fn, sets):
 
 def run_case(kernel, params, precision, make, fn, nbytes, compile_too):
     """make() -> one buffer set (a tuple); fn(set) performs one call writing into the set."""
+    if ONLY is not None and ONLY not in kernel:
+        return
     base = make()
     per_set = sum(t.numel() * t.element_size() for t in base if torch.is_tensor(t))
     n = sets_for(per_set)

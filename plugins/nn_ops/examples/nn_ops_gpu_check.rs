@@ -15,6 +15,8 @@
 //! ```text
 //! cargo build --release -p apex-plugin-nn-ops --example nn_ops_gpu_check
 //! ./target/release/examples/nn_ops_gpu_check [--bench] [--bench-only] [--only TEXT]
+//!     (--only: the check cases whose "kernel params" and the bench profiles whose
+//!     "name precision params" contain TEXT)
 //! ./target/release/examples/nn_ops_gpu_check --dry-run   # no GPU: plans and compiles every case
 //! ```
 
@@ -28,10 +30,8 @@ use apex_plugin_api::{
 use apex_plugin_nn_ops::{
     case::OpKernel,
     harness::{check, describe, params, request},
-    ops::{
-        CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, cross_entropy::tuning::with_resident_grad,
-    },
-    self_check,
+    ops::{CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, layer_norm::tuning::Schedule},
+    self_check::{self, Variant},
 };
 use cudarc::driver::{
     CudaContext, CudaStream, LaunchConfig, PushKernelArg,
@@ -87,7 +87,14 @@ fn main() -> ExitCode {
     let mut failures = 0;
     let mut total = 0;
     if check_cases {
-        for line in self_check::run(handles, &sync) {
+        // `--only TEXT`: the check cases whose "kernel params" contain TEXT, and the bench
+        // profiles whose "name precision params" do.
+        let args: Vec<String> = std::env::args().collect();
+        let only = args
+            .iter()
+            .position(|a| a == "--only")
+            .and_then(|i| args.get(i + 1).cloned());
+        for line in self_check::run(handles, &sync, only.as_deref()) {
             total += 1;
             let status = if line.passed() { "PASS" } else { "FAIL" };
             failures += usize::from(!line.passed());
@@ -157,10 +164,10 @@ fn dry_run() -> ExitCode {
         .map(|(label, p)| (label, p.source))
         .collect();
     let checks = sources.len();
-    for (name, kernel, overrides, precision) in profiles() {
+    for (name, kernel, overrides, precision, variant) in profiles() {
         let p = params(kernel.as_ref(), &overrides);
         let facts = DeviceFacts::H100;
-        let program = match kernel.descriptor().id.as_str() {
+        let program = variant.apply(|| match kernel.descriptor().id.as_str() {
             "nn_ops.layer_norm" => {
                 LayerNorm::plan(&p).and_then(|o| o.cuda_program(precision, facts))
             }
@@ -168,19 +175,24 @@ fn dry_run() -> ExitCode {
             "nn_ops.swish" => Swish::plan(&p).and_then(|o| o.cuda_program(precision, facts)),
             "nn_ops.mse_loss" => MseLoss::plan(&p).and_then(|o| o.cuda_program(precision, facts)),
             _ => CrossEntropy::plan(&p).and_then(|o| o.cuda_program(precision, facts)),
-        };
+        });
         match program {
             Ok(prog) => {
                 println!(
-                    "profile {name} {precision} {}: grid {} x block {}, scratch {} words, {} blocks per row",
+                    "profile {name} {precision} {}{}: grid {} x block {}, scratch {} words, {} blocks per row",
                     describe(&overrides),
+                    variant.suffix(),
                     prog.config.grid_dim.0,
                     prog.config.block_dim.0,
                     prog.scratch_words,
                     prog.co_resident_blocks
                 );
                 sources.push((
-                    format!("{name} {precision} {}", describe(&overrides)),
+                    format!(
+                        "{name} {precision} {}{}",
+                        describe(&overrides),
+                        variant.suffix()
+                    ),
                     prog.source,
                 ));
             }
@@ -212,12 +224,13 @@ fn dry_run() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A label, the kernel, its parameter overrides and the precision.
+/// A label, the kernel, its parameter overrides, the precision and the launch plan.
 type Profile = (
     &'static str,
     Box<dyn Kernel>,
     Vec<(&'static str, ParamValue)>,
     Precision,
+    Variant,
 );
 
 fn profiles() -> Vec<Profile> {
@@ -229,12 +242,15 @@ fn profiles() -> Vec<Profile> {
     let mut out: Vec<Profile> = Vec::new();
     for precision in [Precision::Bf16, Precision::Fp32] {
         for dim in [512, 1024, 2048, 4096, 8192] {
-            out.push((
-                "layer_norm",
-                Box::new(OpKernel::<LayerNorm>::default()),
-                bsd(1, 8192, dim),
-                precision,
-            ));
+            for schedule in Schedule::ALL {
+                out.push((
+                    "layer_norm",
+                    Box::new(OpKernel::<LayerNorm>::default()),
+                    bsd(1, 8192, dim),
+                    precision,
+                    Variant::LayerNorm(schedule),
+                ));
+            }
         }
         for dim in [4096, 8192] {
             out.push((
@@ -242,6 +258,7 @@ fn profiles() -> Vec<Profile> {
                 Box::new(OpKernel::<Gelu>::default()),
                 bsd(1, 8192, dim),
                 precision,
+                Variant::Default,
             ));
             out.push((
                 "gelu_tanh",
@@ -252,26 +269,29 @@ fn profiles() -> Vec<Profile> {
                     ParamValue::Str("tanh".into()),
                 ),
                 precision,
+                Variant::Default,
             ));
             out.push((
                 "swish",
                 Box::new(OpKernel::<Swish>::default()),
                 bsd(1, 8192, dim),
                 precision,
+                Variant::Default,
             ));
             out.push((
                 "mse_loss",
                 Box::new(OpKernel::<MseLoss>::default()),
                 bsd(1, 8192, dim),
                 precision,
+                Variant::Default,
             ));
         }
         for vocab in [32_768, 131_072, 262_144] {
-            for (grad, label) in [
-                (false, "cross_entropy"),
-                (true, "cross_entropy+grad"),
+            for (grad, label, variant) in [
+                (false, "cross_entropy", Variant::Default),
+                (true, "cross_entropy+grad", Variant::Default),
                 // The resident forward + gradient plan, for comparison (`tuning`).
-                (true, RESIDENT_GRAD_LABEL),
+                (true, "cross_entropy+grad", Variant::ResidentGrad),
             ] {
                 out.push((
                     label,
@@ -282,6 +302,7 @@ fn profiles() -> Vec<Profile> {
                         ("grad", ParamValue::Bool(grad)),
                     ],
                     precision,
+                    variant,
                 ));
             }
         }
@@ -293,24 +314,28 @@ fn profiles() -> Vec<Profile> {
             Box::new(OpKernel::<LayerNorm>::default()),
             bsd(16, 256, 512),
             precision,
+            Variant::Default,
         ));
         out.push((
             "gelu",
             Box::new(OpKernel::<Gelu>::default()),
             bsd(16, 256, 512),
             precision,
+            Variant::Default,
         ));
         out.push((
             "swish",
             Box::new(OpKernel::<Swish>::default()),
             bsd(16, 256, 512),
             precision,
+            Variant::Default,
         ));
         out.push((
             "mse_loss",
             Box::new(OpKernel::<MseLoss>::default()),
             bsd(16, 256, 512),
             precision,
+            Variant::Default,
         ));
         out.push((
             "cross_entropy",
@@ -320,13 +345,11 @@ fn profiles() -> Vec<Profile> {
                 ("vocab", ParamValue::Int(512)),
             ],
             precision,
+            Variant::Default,
         ));
     }
     out
 }
-
-/// The profile label that sets up cross-entropy's resident forward + gradient plan.
-const RESIDENT_GRAD_LABEL: &str = "ce+grad resident";
 
 /// Calls per CUDA graph and graph replays per timing.
 const GRAPH_CALLS: usize = 40;
@@ -444,34 +467,32 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1).cloned());
-    for (name, kernel, overrides, precision) in profiles() {
-        let line = format!("{name} {precision} {}", describe(&overrides));
+    for (name, kernel, overrides, precision, variant) in profiles() {
+        let shown = format!("{}{}", describe(&overrides), variant.suffix());
+        let line = format!("{name} {precision} {shown}");
         if only.as_ref().is_some_and(|t| !line.contains(t.as_str())) {
             continue;
         }
         let tol = kernel.descriptor().tolerance_for(precision);
         let p = params(kernel.as_ref(), &overrides);
-        let resident = name == RESIDENT_GRAD_LABEL;
-        let result = with_resident_grad(resident, || {
-            kernel.setup(&request(p, Backend::Cuda, precision, 5, Some(handles)))
-        })
-        .and_then(|mut inst| {
-            let acc = check(inst.as_mut(), 6, &tol, &sync)?;
-            let work = inst.work();
-            let bytes = (work.bytes_read + work.bytes_written) as f64;
-            let want = (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32;
-            let sets = inst.rotate(want)?;
-            let us = batch_us(ctx, stream, || inst.run())?;
-            Ok((acc, bytes, sets, us))
-        });
+        let result = variant
+            .apply(|| kernel.setup(&request(p, Backend::Cuda, precision, 5, Some(handles))))
+            .and_then(|mut inst| {
+                let acc = check(inst.as_mut(), 6, &tol, &sync)?;
+                let work = inst.work();
+                let bytes = (work.bytes_read + work.bytes_written) as f64;
+                let want = (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32;
+                let sets = inst.rotate(want)?;
+                let us = batch_us(ctx, stream, || inst.run())?;
+                Ok((acc, bytes, sets, us))
+            });
         match result {
             Ok((acc, bytes, sets, us)) => {
                 let ok = acc.within(&tol);
                 failures += usize::from(!ok);
                 let gbps = bytes / us / 1e3;
                 println!(
-                    "{name:<20} {precision:<5} {:<36} {sets:>5} {us:>10.2} {gbps:>8.0} {:>6.1}  {}",
-                    describe(&overrides),
+                    "{name:<20} {precision:<5} {shown:<36} {sets:>5} {us:>10.2} {gbps:>8.0} {:>6.1}  {}",
                     100.0 * gbps / copy,
                     if ok {
                         "PASS".to_string()
@@ -482,10 +503,7 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
             }
             Err(e) => {
                 failures += 1;
-                println!(
-                    "{name:<20} {precision:<5} {:<36} error: {e}",
-                    describe(&overrides)
-                );
+                println!("{name:<20} {precision:<5} {shown:<36} error: {e}");
             }
         }
     }

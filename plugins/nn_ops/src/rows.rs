@@ -55,6 +55,34 @@ pub fn vec_elems(precision: Precision, granularity: usize) -> usize {
     max.min(pow2)
 }
 
+/// What a resident plan may spend per thread on the row data it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentBudget {
+    /// Vectors per thread the plan aims for.
+    pub nv_target: usize,
+    /// Most threads per row slice.
+    pub max_tpr: usize,
+    /// 32-bit registers per thread for one slice.
+    pub words: usize,
+}
+
+impl ResidentBudget {
+    /// One slice held at a time (every resident kernel's default).
+    pub const ONE_SLICE: Self = Self {
+        nv_target: NV_TARGET,
+        max_tpr: RESIDENT_MAX_TPR,
+        words: RESIDENT_WORDS,
+    };
+    /// Two slices held at once (the current and the next work item's): half the vectors and
+    /// registers per slice, and blocks up to [`MAX_BLOCK`] threads, so a row that one slice's
+    /// plan holds in one block still fits one block.
+    pub const TWO_SLICES: Self = Self {
+        nv_target: NV_TARGET / 2,
+        max_tpr: MAX_BLOCK,
+        words: RESIDENT_WORDS / 2,
+    };
+}
+
 /// A row kernel's thread layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowPlan {
@@ -89,33 +117,53 @@ impl RowPlan {
 
     /// A plan that keeps every element of a row slice in registers.
     pub fn resident(rows: usize, cols: usize, precision: Precision) -> Result<Self, PluginError> {
+        Self::resident_within(rows, cols, precision, ResidentBudget::ONE_SLICE)
+    }
+
+    /// [`RowPlan::resident`] within `budget` (a kernel that holds two slices at once asks for
+    /// [`ResidentBudget::TWO_SLICES`]).
+    pub fn resident_within(
+        rows: usize,
+        cols: usize,
+        precision: Precision,
+        budget: ResidentBudget,
+    ) -> Result<Self, PluginError> {
         let vec = vec_elems(precision, cols);
         let words_per_vec = (vec * precision.size_bytes()).div_ceil(4);
-        let nv_max = RESIDENT_WORDS / words_per_vec;
+        let nv_max = budget.words / words_per_vec;
         let cv = cols / vec;
-        let per_block = RESIDENT_MAX_TPR * nv_max;
-        // Enough blocks for NV_TARGET vectors per thread, within MAX_SPLIT.
+        let per_block = budget.max_tpr * nv_max;
+        // Enough blocks for the budget's vectors per thread, within MAX_SPLIT.
         let split = if cv <= per_block {
             1
         } else {
-            cv.div_ceil(RESIDENT_MAX_TPR * NV_TARGET)
+            cv.div_ceil(budget.max_tpr * budget.nv_target)
                 .next_power_of_two()
                 .min(MAX_SPLIT)
         };
         if cv.div_ceil(split) > per_block {
             return Err(PluginError::invalid(format!(
-                "a row of {cols} elements needs more than {MAX_SPLIT} blocks of {MAX_BLOCK} threads \
+                "a row of {cols} elements needs more than {MAX_SPLIT} blocks of {} threads \
                  (hint: rows up to {} elements are supported at {precision})",
+                budget.max_tpr,
                 MAX_SPLIT * per_block * vec
             )));
         }
-        Self::with_slices(rows, cols, vec, split, RESIDENT_MAX_TPR, nv_max)
+        Self::with_slices(
+            rows,
+            cols,
+            vec,
+            split,
+            budget.max_tpr,
+            nv_max,
+            budget.nv_target,
+        )
     }
 
     /// A plan that loops over each row (nothing held): any length, one block or less per row.
     pub fn streaming(rows: usize, cols: usize, precision: Precision) -> Result<Self, PluginError> {
         let vec = vec_elems(precision, cols);
-        Self::with_slices(rows, cols, vec, 1, 512, usize::MAX)
+        Self::with_slices(rows, cols, vec, 1, 512, usize::MAX, NV_TARGET)
     }
 
     /// A streaming plan whose blocks walk at most [`REREAD_SLICE_BYTES`] of a row each (rows
@@ -133,7 +181,7 @@ impl RowPlan {
             .div_ceil(REREAD_SLICE_BYTES)
             .next_power_of_two()
             .min(MAX_SPLIT);
-        Self::with_slices(rows, cols, vec, split, 512, usize::MAX)
+        Self::with_slices(rows, cols, vec, split, 512, usize::MAX, NV_TARGET)
     }
 
     fn with_slices(
@@ -143,6 +191,7 @@ impl RowPlan {
         split: usize,
         max_tpr: usize,
         nv_max: usize,
+        nv_target: usize,
     ) -> Result<Self, PluginError> {
         if rows == 0 || cols == 0 {
             return Err(PluginError::invalid(format!(
@@ -150,7 +199,7 @@ impl RowPlan {
             )));
         }
         let slice = (cols / vec).div_ceil(split);
-        let tpr = slice.div_ceil(NV_TARGET).next_power_of_two().min(max_tpr);
+        let tpr = slice.div_ceil(nv_target).next_power_of_two().min(max_tpr);
         let nv = slice.div_ceil(tpr);
         debug_assert!(nv <= nv_max, "nv {nv} > {nv_max}");
         let block = tpr.max(MIN_BLOCK);
@@ -282,9 +331,13 @@ mod tests {
         ];
         for precision in [Fp32, Fp16, Bf16] {
             for &cols in &lens {
-                for resident in [true, false] {
-                    let plan = if resident {
-                        match RowPlan::resident(3, cols, precision) {
+                for budget in [
+                    Some(ResidentBudget::ONE_SLICE),
+                    Some(ResidentBudget::TWO_SLICES),
+                    None,
+                ] {
+                    let plan = if let Some(budget) = budget {
+                        match RowPlan::resident_within(3, cols, precision, budget) {
                             Ok(p) => p,
                             Err(e) => {
                                 // Only rows beyond MAX_SPLIT blocks of registers are refused.
@@ -305,9 +358,9 @@ mod tests {
                     // Slices of tpr * nv vectors cover the row.
                     assert!(p.split * p.tpr * p.nv >= p.row_vectors(), "{p:?}");
                     assert!(p.slice_vectors() <= p.tpr * p.nv, "{p:?}");
-                    if resident {
+                    if let Some(budget) = budget {
                         let words = (p.vec * precision.size_bytes()).div_ceil(4);
-                        assert!(p.nv * words <= RESIDENT_WORDS, "{p:?}");
+                        assert!(p.nv * words <= budget.words, "{p:?}");
                     }
                     assert_eq!(p.grid, 3usize.div_ceil(p.rows_per_block) * p.split);
                 }

@@ -8,7 +8,10 @@ use apex_plugin_api::{
     Accuracy, Backend, CudaHandles, Kernel, ParamValue, PluginError, Precision, Tolerance,
 };
 
-use crate::ops::cross_entropy::tuning::with_resident_grad;
+use crate::ops::{
+    cross_entropy::tuning::with_resident_grad,
+    layer_norm::tuning::{Schedule, with_schedule},
+};
 use crate::{
     case::OpKernel,
     harness::{check, describe, params, request},
@@ -113,11 +116,43 @@ pub fn cases() -> Vec<(Box<dyn Kernel>, Overrides)> {
     out
 }
 
-/// Every case with the plan it runs under: cross-entropy with the gradient twice, on the
-/// streaming plan (the default) and on the resident one (`tuning`); the rest once.
-fn with_grad_plans(
+/// A launch plan a case is set up under: the plugin's default or one of the alternatives its
+/// `tuning` modules offer for comparison (both checked here, both timed by the example's bench).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Default,
+    /// Cross-entropy's resident forward + gradient plan.
+    ResidentGrad,
+    /// A LayerNorm work schedule.
+    LayerNorm(Schedule),
+}
+
+impl Variant {
+    /// Runs `f` (a case's setup) under this plan.
+    pub fn apply<R>(self, f: impl FnOnce() -> R) -> R {
+        match self {
+            Self::Default => f(),
+            Self::ResidentGrad => with_resident_grad(true, f),
+            Self::LayerNorm(schedule) => with_schedule(schedule, f),
+        }
+    }
+
+    /// Appended to a case's parameters in the check's lines (empty for the default).
+    pub fn suffix(self) -> String {
+        match self {
+            Self::Default => String::new(),
+            Self::ResidentGrad => " plan=resident".into(),
+            Self::LayerNorm(schedule) => format!(" schedule={}", schedule.name()),
+        }
+    }
+}
+
+/// Every case with the plans it runs under: cross-entropy with the gradient on the streaming
+/// plan (the default) and the resident one; LayerNorm under every schedule other than the
+/// default too; the rest once.
+fn with_variants(
     cases: Vec<(Box<dyn Kernel>, Overrides)>,
-) -> Vec<(Box<dyn Kernel>, Overrides, bool)> {
+) -> Vec<(Box<dyn Kernel>, Overrides, Variant)> {
     let mut out = Vec::new();
     for (kernel, overrides) in cases {
         let grad = overrides
@@ -127,44 +162,59 @@ fn with_grad_plans(
             out.push((
                 Box::new(OpKernel::<CrossEntropy>::default()) as Box<dyn Kernel>,
                 overrides.clone(),
-                true,
+                Variant::ResidentGrad,
             ));
         }
-        out.push((kernel, overrides, false));
+        if kernel.descriptor().id.as_str() == "nn_ops.layer_norm" {
+            for schedule in Schedule::ALL {
+                if schedule != Schedule::DEFAULT {
+                    out.push((
+                        Box::new(OpKernel::<LayerNorm>::default()) as Box<dyn Kernel>,
+                        overrides.clone(),
+                        Variant::LayerNorm(schedule),
+                    ));
+                }
+            }
+        }
+        out.push((kernel, overrides, Variant::Default));
     }
     out
 }
 
-/// Runs the self-check on `handles`; `sync` waits for the handles' stream.
-pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
+/// Runs the self-check on `handles`; `sync` waits for the handles' stream. With `only`, just
+/// the cases whose "kernel params" text contains it.
+pub fn run(
+    handles: CudaHandles,
+    sync: &dyn Fn() -> Result<(), PluginError>,
+    only: Option<&str>,
+) -> Vec<CheckLine> {
     let mut lines = Vec::new();
-    for (kernel, overrides, resident) in with_grad_plans(cases()) {
+    for (kernel, overrides, variant) in with_variants(cases()) {
         let id = kernel.descriptor().id.to_string();
+        let text = format!("{id} {}{}", describe(&overrides), variant.suffix());
+        if only.is_some_and(|t| !text.contains(t)) {
+            continue;
+        }
         for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
             let tolerance = kernel.descriptor().tolerance_for(precision);
             let p = params(kernel.as_ref(), &overrides);
-            let result = with_resident_grad(resident, || {
-                kernel.setup(&request(p, Backend::Cuda, precision, 1, Some(handles)))
-            })
-            .and_then(|mut inst| {
-                let first = check(inst.as_mut(), 11, &tolerance, sync)?;
-                let second = check(inst.as_mut(), 12, &tolerance, sync)?;
-                let sets = inst.rotate(4)?;
-                for _ in 0..sets {
-                    inst.run()?;
-                }
-                sync()?;
-                let third = check(inst.as_mut(), 13, &tolerance, sync)?;
-                Ok([first, second, third])
-            });
+            let result = variant
+                .apply(|| kernel.setup(&request(p, Backend::Cuda, precision, 1, Some(handles))))
+                .and_then(|mut inst| {
+                    let first = check(inst.as_mut(), 11, &tolerance, sync)?;
+                    let second = check(inst.as_mut(), 12, &tolerance, sync)?;
+                    let sets = inst.rotate(4)?;
+                    for _ in 0..sets {
+                        inst.run()?;
+                    }
+                    sync()?;
+                    let third = check(inst.as_mut(), 13, &tolerance, sync)?;
+                    Ok([first, second, third])
+                });
             lines.push(CheckLine {
                 kernel: id.clone(),
                 precision,
-                params: if resident {
-                    format!("{} plan=resident", describe(&overrides))
-                } else {
-                    describe(&overrides)
-                },
+                params: format!("{}{}", describe(&overrides), variant.suffix()),
                 result,
                 tolerance,
             });
@@ -183,18 +233,25 @@ pub fn all_programs() -> Result<Vec<(String, CudaProgram)>, PluginError> {
         O::plan(&params(kernel, overrides))?.cuda_program(precision, DeviceFacts::H100)
     }
     let mut out = Vec::new();
-    for (kernel, overrides, resident) in with_grad_plans(cases()) {
+    for (kernel, overrides, variant) in with_variants(cases()) {
         let id = kernel.descriptor().id.to_string();
         for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
             let k = kernel.as_ref();
-            let p = with_resident_grad(resident, || match id.as_str() {
+            let p = variant.apply(|| match id.as_str() {
                 "nn_ops.layer_norm" => program::<LayerNorm>(k, &overrides, precision),
                 "nn_ops.gelu" => program::<Gelu>(k, &overrides, precision),
                 "nn_ops.swish" => program::<Swish>(k, &overrides, precision),
                 "nn_ops.mse_loss" => program::<MseLoss>(k, &overrides, precision),
                 _ => program::<CrossEntropy>(k, &overrides, precision),
             })?;
-            out.push((format!("{id} {precision} {}", describe(&overrides)), p));
+            out.push((
+                format!(
+                    "{id} {precision} {}{}",
+                    describe(&overrides),
+                    variant.suffix()
+                ),
+                p,
+            ));
         }
     }
     Ok(out)
@@ -308,7 +365,7 @@ mod tests {
                 .synchronize()
                 .map_err(apex_plugin_api::cuda::cuda_error)
         };
-        let lines = run(handles, &sync);
+        let lines = run(handles, &sync, None);
         let failed: Vec<_> = lines.iter().filter(|l| !l.passed()).collect();
         assert!(
             failed.is_empty(),

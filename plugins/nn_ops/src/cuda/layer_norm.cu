@@ -10,6 +10,10 @@
 // common.cuh), then every block merges the SPLIT pairs in slice order (Chan et al.), so all
 // blocks of a row use bit-identical statistics.
 //
+// Without split rows, blocks loop over work items (RPB rows each). With PREFETCH, each thread loads
+// its next item's slice into a second register set before the current item's statistics, so the
+// block keeps DRAM reads in flight through its reductions and stores.
+//
 // Scratch (SPLIT > 1): words [W_ARRAYS, +ROWS) arrival counters, then ROWS*SPLIT (mean, M2) pairs.
 
 #define P_ARRIVED W_ARRAYS
@@ -22,34 +26,35 @@ __device__ __forceinline__ float slice_elems(unsigned int k) {
     return hi > lo ? (float)((hi - lo) * VEC) : 0.0f;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
-layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict__ b, S* __restrict__ y,
-           unsigned int* __restrict__ scratch, float eps) {
-    __shared__ double red[32];
-    __shared__ unsigned int s_ticket, s_flag;
-    __shared__ float s_stat[2];
+// The slice of work item `work` that this thread holds (zeros past the row's end, and for a
+// work item past the grid: row >= ROWS).
+__device__ __forceinline__ void load_slice(const S* __restrict__ x, unsigned int work,
+                                           unsigned int group, unsigned int lane, Raw (&r)[NV]) {
+    const unsigned int row = (work / SPLIT) * RPB + group;
+    const unsigned int v0 = (work % SPLIT) * SLICE_V;
+    const unsigned int v_end = v0 + SLICE_V < CV ? v0 + SLICE_V : CV;
+    const size_t base = (size_t)row * COLS;
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+        const unsigned int vi = v0 + j * TPR + lane;
+        r[j] = (row < ROWS && vi < v_end) ? load_raw(x + base + (size_t)vi * VEC) : fill_raw((S)0);
+    }
+}
+
+// Normalizes work item `work` from the slice in `r` and stores it. Every thread of the block
+// calls it (the reductions synchronize the block).
+__device__ __forceinline__ void normalize_slice(const Raw (&r)[NV], unsigned int work,
+                                                unsigned int group, unsigned int lane,
+                                                const S* __restrict__ w, const S* __restrict__ b,
+                                                S* __restrict__ y, unsigned int* __restrict__ scratch,
+                                                float eps, double* red, float* s_stat) {
     const unsigned int tid = threadIdx.x;
-    const unsigned int group = tid / TPR, lane = tid % TPR;
-#if SPLIT > 1
-    const unsigned int work = take_ticket(scratch, &s_ticket);
-#else
-    // GRID work items of RPB rows, dealt round robin to the blocks launched (setup launches at
-    // most what the device holds at once: one wave, no partial last wave).
-    for (unsigned int work = blockIdx.x; work < GRID; work += gridDim.x) {
-#endif
     const unsigned int row = (work / SPLIT) * RPB + group;
     const unsigned int rank = work % SPLIT;
     const bool row_ok = row < ROWS;
     const size_t base = (size_t)row * COLS;
     const unsigned int v0 = rank * SLICE_V;
     const unsigned int v_end = v0 + SLICE_V < CV ? v0 + SLICE_V : CV;
-
-    Raw r[NV];
-#pragma unroll
-    for (int j = 0; j < NV; ++j) {
-        const unsigned int vi = v0 + j * TPR + lane;
-        r[j] = (row_ok && vi < v_end) ? load_raw(x + base + (size_t)vi * VEC) : fill_raw((S)0);
-    }
     // Padding vectors hold zeros: they add nothing to the sum and are skipped below.
     float sum = 0.0f;
 #pragma unroll
@@ -106,6 +111,10 @@ layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict
         mean = s_stat[0];
         m2 = s_stat[1];
     }
+#else
+    (void)tid;
+    (void)scratch;
+    (void)s_stat;
 #endif
     const float rstd = 1.0f / sqrtf(m2 / (float)COLS + eps);
 #pragma unroll
@@ -121,16 +130,46 @@ layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict
             store_f32(y + base + (size_t)vi * VEC, f);
         }
     }
-#if SPLIT == 1
-    }
-#endif
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict__ b, S* __restrict__ y,
+           unsigned int* __restrict__ scratch, float eps) {
+    __shared__ double red[32];
+    __shared__ unsigned int s_ticket, s_flag;
+    __shared__ float s_stat[2];
+    const unsigned int tid = threadIdx.x;
+    const unsigned int group = tid / TPR, lane = tid % TPR;
+    Raw r[NV];
 #if SPLIT > 1
+    const unsigned int work = take_ticket(scratch, &s_ticket);
+    load_slice(x, work, group, lane, r);
+    normalize_slice(r, work, group, lane, w, b, y, scratch, eps, red, s_stat);
     if (finished_last(scratch, &s_flag)) {
         for (unsigned int i = tid; i < ROWS; i += BLOCK) scratch[P_ARRIVED + i] = 0u;
         if (tid == 0) {
             scratch[W_TICKET] = 0u;
             scratch[W_FINISH] = 0u;
         }
+    }
+#else
+    (void)s_ticket;
+    (void)s_flag;
+    // GRID work items of RPB rows, dealt round robin to the blocks launched (setup launches at
+    // most what the device holds at once, one wave, unless the schedule is a block per item).
+    unsigned int work = blockIdx.x;
+    load_slice(x, work, group, lane, r);
+    for (; work < GRID; work += gridDim.x) {
+#if PREFETCH
+        Raw next[NV];
+        load_slice(x, work + gridDim.x, group, lane, next);
+        normalize_slice(r, work, group, lane, w, b, y, scratch, eps, red, s_stat);
+#pragma unroll
+        for (int j = 0; j < NV; ++j) r[j] = next[j];
+#else
+        normalize_slice(r, work, group, lane, w, b, y, scratch, eps, red, s_stat);
+        load_slice(x, work + gridDim.x, group, lane, r);
+#endif
     }
 #endif
 }

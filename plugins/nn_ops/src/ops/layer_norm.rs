@@ -21,7 +21,7 @@ use crate::{
     },
     program::{assemble, launch_1d},
     rng::uniform,
-    rows::RowPlan,
+    rows::{ResidentBudget, RowPlan},
 };
 
 const SOURCE: &str = include_str!("../cuda/layer_norm.cu");
@@ -32,6 +32,55 @@ pub struct LayerNorm {
     pub rows: usize,
     pub dim: usize,
     pub eps: f64,
+}
+
+/// How the LayerNorm kernel deals its work items (`RPB` rows, or one row slice) to blocks when
+/// a row fits one block. Per thread, for the GPU bench's and self-check's comparison
+/// (`nn_ops_gpu_check`): a case set up inside [`tuning::with_schedule`] uses it; the plugin
+/// itself never sets it.
+pub mod tuning {
+    use std::cell::Cell;
+
+    /// A work schedule.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Schedule {
+        /// As many blocks as the device holds at once, each looping over its work items: load,
+        /// statistics, store, then the next item's load.
+        Wave,
+        /// [`Schedule::Wave`] with the next item's row slice loaded into a second set of
+        /// registers before the current one's statistics, so each block keeps loads in flight
+        /// through its reductions and stores.
+        WavePrefetch,
+        /// One block per work item; the hardware starts each block as an earlier one leaves.
+        BlockPerItem,
+    }
+
+    impl Schedule {
+        /// The schedule a case gets unless [`with_schedule`] says otherwise.
+        pub const DEFAULT: Self = Self::Wave;
+        pub const ALL: [Self; 3] = [Self::Wave, Self::WavePrefetch, Self::BlockPerItem];
+
+        pub fn name(self) -> &'static str {
+            match self {
+                Self::Wave => "wave",
+                Self::WavePrefetch => "wave+prefetch",
+                Self::BlockPerItem => "block-per-item",
+            }
+        }
+    }
+
+    thread_local! {
+        static SCHEDULE: Cell<Schedule> = const { Cell::new(Schedule::DEFAULT) };
+    }
+
+    /// Runs `f` with `schedule` for the LayerNorm cases set up inside it on this thread.
+    pub fn with_schedule<R>(schedule: Schedule, f: impl FnOnce() -> R) -> R {
+        apex_plugin_api::tuning::with_override(&SCHEDULE, schedule, f)
+    }
+
+    pub(super) fn schedule() -> Schedule {
+        SCHEDULE.with(Cell::get)
+    }
 }
 
 /// Rows per CPU task: about 16 K elements.
@@ -150,20 +199,31 @@ impl NnOp for LayerNorm {
         precision: Precision,
         _facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let plan = RowPlan::resident(self.rows, self.dim, precision)?;
+        let schedule = tuning::schedule();
+        let prefetch = schedule == tuning::Schedule::WavePrefetch
+            && RowPlan::resident(self.rows, self.dim, precision)?.split == 1;
+        let budget = if prefetch {
+            ResidentBudget::TWO_SLICES
+        } else {
+            ResidentBudget::ONE_SLICE
+        };
+        let plan = RowPlan::resident_within(self.rows, self.dim, precision, budget)?;
         let scratch_words = 8 + if plan.split > 1 {
             self.rows + self.rows * plan.split * 2
         } else {
             0
         };
+        // Split rows have one work item per block and wait for their siblings: no schedule.
+        let mut defines = plan.defines();
+        defines.push(("PREFETCH", usize::from(prefetch && plan.split == 1)));
         Ok(CudaProgram {
             name: "layer_norm",
-            source: assemble(precision, &plan.defines(), SOURCE),
+            source: assemble(precision, &defines, SOURCE),
             function: "layer_norm",
             config: launch_1d(plan.grid, plan.block),
             scratch_words,
             co_resident_blocks: plan.split,
-            grid_stride: plan.split == 1,
+            grid_stride: plan.split == 1 && schedule != tuning::Schedule::BlockPerItem,
         })
     }
 
