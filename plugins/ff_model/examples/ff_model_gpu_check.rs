@@ -32,6 +32,7 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
         ),
         ("256x256", vec![i("height", 256), i("width", 256)]),
         ("B=3", vec![i("batch", 3)]),
+        ("B=8", vec![i("batch", 8)]),
         (
             "C=16 36x60 tiles 6/3",
             vec![
