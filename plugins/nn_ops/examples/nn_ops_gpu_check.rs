@@ -242,13 +242,16 @@ fn profiles() -> Vec<Profile> {
     let mut out: Vec<Profile> = Vec::new();
     for precision in [Precision::Bf16, Precision::Fp32] {
         for dim in [512, 1024, 2048, 4096, 8192] {
-            for schedule in Schedule::ALL {
+            // The default (the schedule `Schedule::for_row` picks), then each by name.
+            let variants =
+                std::iter::once(Variant::Default).chain(Schedule::ALL.map(Variant::LayerNorm));
+            for variant in variants {
                 out.push((
                     "layer_norm",
                     Box::new(OpKernel::<LayerNorm>::default()),
                     bsd(1, 8192, dim),
                     precision,
-                    Variant::LayerNorm(schedule),
+                    variant,
                 ));
             }
         }
