@@ -94,9 +94,10 @@ pub fn exp_f32(x: f32) -> f32 {
 }
 
 /// `ln(x)` in f32 for positive, finite, normal `x` (Cephes `logf`: the exponent from the bits,
-/// the mantissa moved into `[sqrt(1/2), sqrt 2)`, a degree-9 polynomial). About 1 ulp, written
-/// with bit casts, selects and fused multiply-adds so that a loop of them vectorizes (`f32::ln`
-/// is a libm call, which a loop over rows' sums cannot vectorize).
+/// the mantissa moved into `[sqrt(1/2), sqrt 2)`, a degree-9 polynomial); NaN stays NaN (a NaN
+/// logit must give a NaN loss). About 1 ulp, written with bit casts, selects and fused
+/// multiply-adds so that a loop of them vectorizes (`f32::ln` is a libm call, which a loop over
+/// rows' sums cannot vectorize).
 #[inline(always)]
 pub fn ln_f32(x: f32) -> f32 {
     const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
@@ -119,7 +120,8 @@ pub fn ln_f32(x: f32) -> f32 {
         .mul_add(r, -2.499_999_4e-1)
         .mul_add(r, 3.333_333e-1);
     let y = p * r * z + e.mul_add(-2.121_944_4e-4, -0.5 * z);
-    e.mul_add(0.693_359_4, r + y)
+    let out = e.mul_add(0.693_359_4, r + y);
+    if x.is_nan() { x } else { out }
 }
 
 /// `erfc(z)` for `z >= 0` in f32 to an absolute error of about 1.5e-7 (Abramowitz and Stegun

@@ -483,6 +483,16 @@ mod tests {
     }
 
     #[test]
+    fn a_nan_logit_gives_a_nan_loss() {
+        // Three rows of vocab 8, the second holding a NaN: its loss, and so the sum, is NaN.
+        let mut rows: Vec<f32> = (0..24).map(|i| (i as f32 * 0.37).sin()).collect();
+        rows[12] = f32::NAN; // not a target: only the logsumexp carries it
+        let (sum, count) = rows_loss(&mut rows, 8, &[1, 2, 3], 1.0 / 3.0, false);
+        assert_eq!(count, 3);
+        assert!(sum.is_nan(), "{sum}");
+    }
+
+    #[test]
     fn all_ignored_rows_give_nan_and_a_zero_gradient() {
         let kernel = OpKernel::<CrossEntropy>::default();
         for precision in [Precision::Fp32, Precision::Bf16] {
