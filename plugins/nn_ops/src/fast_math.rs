@@ -4,8 +4,8 @@
 //! multiply-adds, `min/max`, selects and bit casts, so LLVM vectorizes the loops that call them
 //! (`f32::exp` is a libm call that it cannot), and lane-parallel sums and maxima over a row. Their
 //! polynomials use `mul_add`: callers run them inside [`simd_dispatch!`] functions, compiled for
-//! AVX2 and FMA where the CPU has both (one `vfmadd` each; elsewhere `mul_add` is a libm call, so
-//! an x86 CPU without FMA runs the portable build correctly but slowly).
+//! AVX-512 or AVX2 and FMA where the CPU has them (one `vfmadd` each; elsewhere `mul_add` is a
+//! libm call, so an x86 CPU without FMA runs the portable build correctly but slowly).
 //!
 //! f64 (the references): `erfc` to full double precision, since std has no `erf`.
 
@@ -204,7 +204,7 @@ pub fn sum_sq_dev_f32(x: &[f32], c: f32) -> f32 {
 }
 
 simd_dispatch!(
-    /// [`sum_sq_diff_f32`] compiled for AVX2 and FMA where the CPU has them ([`simd_dispatch!`]).
+    /// [`sum_sq_diff_f32`] compiled for the best vector instructions the CPU has ([`simd_dispatch!`]).
     pub fn sum_sq_diff_f32_best(a: &[f32], b: &[f32]) -> f32 => sum_sq_diff_f32
 );
 
