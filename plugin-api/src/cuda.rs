@@ -1,5 +1,6 @@
 //! Helpers for CUDA plugins (feature `cuda`; not part of the ABI): attach to the host's device and
-//! stream, compile CUDA C with NVRTC for the device's architecture, and name CUDA errors.
+//! stream, open a device for a plugin's own GPU programs, compile CUDA C with NVRTC for the
+//! device's architecture, and name CUDA errors.
 //!
 //! The host creates the device's primary context and a stream and passes them in
 //! [`CudaHandles`](crate::CudaHandles). [`CudaSession::attach`] retains the same primary context
@@ -66,6 +67,78 @@ impl CudaSession {
         name: &str,
     ) -> Result<CudaFunction, PluginError> {
         module.load_function(name).map_err(cuda_error)
+    }
+}
+
+/// A device opened by a plugin's own GPU program (a self-check, a bench, an export) that runs
+/// without the host: the device's primary context, one stream of its own, and the handles a
+/// kernel's `setup` takes. The program prints [`StandaloneGpu::open`]'s error and exits.
+pub struct StandaloneGpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub handles: CudaHandles,
+}
+
+impl StandaloneGpu {
+    /// Opens device `ordinal` and a stream on it. The error is one line: no libcuda, no usable
+    /// device (with the CUDA error), or the stream.
+    pub fn open(ordinal: u32) -> Result<Self, String> {
+        Self::open_with(ordinal, true)
+    }
+
+    /// [`StandaloneGpu::open`] with cudarc's per-buffer event tracking turned off before anything
+    /// is allocated, for a program that orders all its work on the one stream itself (and
+    /// captures it in CUDA graphs, where those events are illegal).
+    pub fn open_untracked(ordinal: u32) -> Result<Self, String> {
+        Self::open_with(ordinal, false)
+    }
+
+    fn open_with(ordinal: u32, event_tracking: bool) -> Result<Self, String> {
+        const NO_DRIVER: &str = "libcuda.so.1 not found (run it on the GPU machine)";
+        if !driver_present() {
+            return Err(NO_DRIVER.into());
+        }
+        let ctx = match std::panic::catch_unwind(|| CudaContext::new(ordinal as usize)) {
+            Ok(Ok(ctx)) => ctx,
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "no usable CUDA device {ordinal}: {}",
+                    cuda_error(e)
+                ));
+            }
+            Err(_) => return Err(NO_DRIVER.into()),
+        };
+        if !event_tracking {
+            // SAFETY: nothing has been allocated on this context yet.
+            unsafe { ctx.disable_event_tracking() };
+        }
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| format!("new stream: {}", cuda_error(e)))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {}", cuda_error(e)))?;
+        let handles = CudaHandles {
+            device_ordinal: ordinal,
+            stream: stream.cu_stream() as usize,
+            compute_capability_major: major as u32,
+            compute_capability_minor: minor as u32,
+        };
+        Ok(Self {
+            ctx,
+            stream,
+            handles,
+        })
+    }
+
+    /// `device: NAME (sm_XY)`, the first line such a program prints.
+    pub fn describe(&self) -> String {
+        format!(
+            "device: {} (sm_{}{})",
+            self.ctx.name().unwrap_or_default(),
+            self.handles.compute_capability_major,
+            self.handles.compute_capability_minor
+        )
     }
 }
 

@@ -29,8 +29,8 @@ use std::{
 
 use abi_stable::std_types::ROption;
 use apex_plugin_api::{
-    Backend, CudaHandles, Instance, ParamValue, Precision, SetupRequest,
-    cuda::{cuda_error, driver_present},
+    Backend, Instance, ParamValue, Precision, SetupRequest,
+    cuda::{StandaloneGpu, cuda_error},
 };
 use apex_plugin_ff_model::{FfCase, problem};
 use serde_json::json;
@@ -301,20 +301,8 @@ fn cuda_fp16(
     out: &Path,
     [b, c, h, w]: [usize; 4],
 ) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
-    if !driver_present() {
-        return Err("--cuda: libcuda.so.1 not found (run it on the GPU machine)".into());
-    }
-    let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| cuda_error(e).message.to_string())?;
-    let stream = ctx
-        .new_stream()
-        .map_err(|e| cuda_error(e).message.to_string())?;
-    let (major, minor) = ctx.compute_capability().unwrap_or((0, 0));
-    let handles = CudaHandles {
-        device_ordinal: 0,
-        stream: stream.cu_stream() as usize,
-        compute_capability_major: major as u32,
-        compute_capability_minor: minor as u32,
-    };
+    let gpu = StandaloneGpu::open(0).map_err(|e| format!("--cuda: {e}"))?;
+    let (ctx, stream, handles) = (gpu.ctx, gpu.stream, gpu.handles);
     let request = SetupRequest {
         params: problem::params(overrides),
         backend: Backend::Cuda,

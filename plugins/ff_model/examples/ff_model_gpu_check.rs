@@ -14,10 +14,9 @@ use std::process::ExitCode;
 use abi_stable::std_types::ROption;
 use apex_plugin_api::{
     Backend, CudaHandles, Instance, ParamValue, PluginError, Precision, SetupRequest, Tolerance,
-    cuda::{cuda_error, driver_present},
+    cuda::{StandaloneGpu, cuda_error},
 };
 use apex_plugin_ff_model::{FfCase, problem};
-use cudarc::driver::CudaContext;
 
 type Overrides = Vec<(&'static str, ParamValue)>;
 
@@ -152,35 +151,15 @@ fn main() -> ExitCode {
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1).cloned());
-    if !driver_present() {
-        eprintln!("ff_model_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
-        return ExitCode::from(2);
-    }
-    let ctx = match CudaContext::new(0) {
-        Ok(c) => c,
+    let gpu = match StandaloneGpu::open(0) {
+        Ok(gpu) => gpu,
         Err(e) => {
-            eprintln!("ff_model_gpu_check: no CUDA device: {}", cuda_error(e));
+            eprintln!("ff_model_gpu_check: {e}");
             return ExitCode::from(2);
         }
     };
-    let stream = match ctx.new_stream() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("ff_model_gpu_check: new stream: {}", cuda_error(e));
-            return ExitCode::from(2);
-        }
-    };
-    let (major, minor) = ctx.compute_capability().unwrap_or((0, 0));
-    let handles = CudaHandles {
-        device_ordinal: 0,
-        stream: stream.cu_stream() as usize,
-        compute_capability_major: major as u32,
-        compute_capability_minor: minor as u32,
-    };
-    println!(
-        "device: {} (sm_{major}{minor})",
-        ctx.name().unwrap_or_default()
-    );
+    println!("{}", gpu.describe());
+    let (stream, handles) = (gpu.stream, gpu.handles);
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     for (label, overrides) in shapes() {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use apex_plugin_api::{
     Backend, CudaHandles, Kernel, ParamValue, PluginError, Precision,
-    cuda::{compile_ptx, cuda_error, driver_present},
+    cuda::{StandaloneGpu, compile_ptx, cuda_error},
 };
 use apex_plugin_nn_ops::{
     case::OpKernel,
@@ -49,40 +49,17 @@ fn main() -> ExitCode {
     }
     let bench = std::env::args().any(|a| a == "--bench" || a == "--bench-only");
     let check_cases = !std::env::args().any(|a| a == "--bench-only");
-    if !driver_present() {
-        eprintln!("nn_ops_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
-        return ExitCode::from(2);
-    }
-    let ctx = match std::panic::catch_unwind(|| CudaContext::new(0)) {
-        Ok(Ok(ctx)) => ctx,
-        Ok(Err(e)) => {
-            eprintln!(
-                "nn_ops_gpu_check: no usable CUDA device 0: {}",
-                cuda_error(e)
-            );
-            return ExitCode::from(2);
-        }
-        Err(_) => {
-            eprintln!("nn_ops_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
-            return ExitCode::from(2);
-        }
-    };
     // One stream, ordered by this program: no per-buffer events (they would also be illegal
     // inside the graph captures of --bench).
-    // SAFETY: nothing has been allocated on this context yet.
-    unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream().expect("new_stream");
-    let (major, minor) = ctx.compute_capability().expect("compute capability");
-    let handles = CudaHandles {
-        device_ordinal: 0,
-        stream: stream.cu_stream() as usize,
-        compute_capability_major: major as u32,
-        compute_capability_minor: minor as u32,
+    let gpu = match StandaloneGpu::open_untracked(0) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("nn_ops_gpu_check: {e}");
+            return ExitCode::from(2);
+        }
     };
-    println!(
-        "device: {} (sm_{major}{minor})",
-        ctx.name().unwrap_or_default()
-    );
+    println!("{}", gpu.describe());
+    let (ctx, stream, handles) = (gpu.ctx, gpu.stream, gpu.handles);
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     let mut total = 0;

@@ -25,7 +25,7 @@ use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use apex_plugin_api::{
     Backend, CudaHandles, Instance, ParamValue, Precision,
-    cuda::{cuda_error, driver_present},
+    cuda::{StandaloneGpu, cuda_error},
 };
 use apex_plugin_poisson::{
     case::{PoissonCase, default_tolerance},
@@ -163,38 +163,15 @@ fn main() -> ExitCode {
         cpu_bench();
         return ExitCode::SUCCESS;
     }
-    if !driver_present() {
-        eprintln!(
-            "poisson_gpu_check: libcuda.so.1 not found (run it on the GPU machine; --cpu runs the CPU path)"
-        );
-        return ExitCode::from(2);
-    }
-    let ctx = match std::panic::catch_unwind(|| CudaContext::new(0)) {
-        Ok(Ok(ctx)) => ctx,
-        Ok(Err(e)) => {
-            eprintln!(
-                "poisson_gpu_check: no usable CUDA device 0: {}",
-                cuda_error(e)
-            );
-            return ExitCode::from(2);
-        }
-        Err(_) => {
-            eprintln!("poisson_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
+    let gpu = match StandaloneGpu::open(0) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("poisson_gpu_check: {e}");
             return ExitCode::from(2);
         }
     };
-    let stream = ctx.new_stream().expect("new_stream");
-    let (major, minor) = ctx.compute_capability().expect("compute capability");
-    let handles = CudaHandles {
-        device_ordinal: 0,
-        stream: stream.cu_stream() as usize,
-        compute_capability_major: major as u32,
-        compute_capability_minor: minor as u32,
-    };
-    println!(
-        "device: {} (sm_{major}{minor})",
-        ctx.name().unwrap_or_default()
-    );
+    println!("{}", gpu.describe());
+    let (ctx, stream, handles) = (gpu.ctx, gpu.stream, gpu.handles);
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     if let Some(only) = &only {

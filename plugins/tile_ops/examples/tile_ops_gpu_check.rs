@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use apex_plugin_api::{
     Backend, CudaHandles, Instance, Kernel, ParamValue, Precision,
-    cuda::{cuda_error, driver_present},
+    cuda::{StandaloneGpu, cuda_error},
 };
 use apex_plugin_tile_ops::{
     case::OpKernel,
@@ -35,36 +35,15 @@ use cudarc::driver::{CudaContext, CudaStream, sys::CUevent_flags};
 )]
 fn main() -> ExitCode {
     let bench = std::env::args().any(|a| a == "--bench");
-    if !driver_present() {
-        eprintln!("tile_ops_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
-        return ExitCode::from(2);
-    }
-    let ctx = match std::panic::catch_unwind(|| CudaContext::new(0)) {
-        Ok(Ok(ctx)) => ctx,
-        Ok(Err(e)) => {
-            eprintln!(
-                "tile_ops_gpu_check: no usable CUDA device 0: {}",
-                cuda_error(e)
-            );
-            return ExitCode::from(2);
-        }
-        Err(_) => {
-            eprintln!("tile_ops_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
+    let gpu = match StandaloneGpu::open(0) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("tile_ops_gpu_check: {e}");
             return ExitCode::from(2);
         }
     };
-    let stream = ctx.new_stream().expect("new_stream");
-    let (major, minor) = ctx.compute_capability().expect("compute capability");
-    let handles = CudaHandles {
-        device_ordinal: 0,
-        stream: stream.cu_stream() as usize,
-        compute_capability_major: major as u32,
-        compute_capability_minor: minor as u32,
-    };
-    println!(
-        "device: {} (sm_{major}{minor})",
-        ctx.name().unwrap_or_default()
-    );
+    println!("{}", gpu.describe());
+    let (ctx, stream, handles) = (gpu.ctx, gpu.stream, gpu.handles);
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     for (b, c, size) in [(2, 16, 128), (1, 128, 128)] {

@@ -31,7 +31,7 @@ use std::{process::ExitCode, sync::Arc};
 
 use apex_plugin_api::{
     Backend, CudaHandles, Instance, Kernel, ParamValue, Precision,
-    cuda::{cuda_error, driver_present},
+    cuda::{StandaloneGpu, cuda_error},
 };
 use apex_plugin_tile_ssm::{
     case::ScanKernel,
@@ -71,42 +71,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         };
     }
-    if !driver_present() {
-        eprintln!("tile_ssm_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
-        return ExitCode::from(2);
-    }
-    let ctx = match std::panic::catch_unwind(|| CudaContext::new(0)) {
-        Ok(Ok(ctx)) => ctx,
-        Ok(Err(e)) => {
-            eprintln!(
-                "tile_ssm_gpu_check: no usable CUDA device 0: {}",
-                cuda_error(e)
-            );
-            return ExitCode::from(2);
-        }
-        Err(_) => {
-            eprintln!("tile_ssm_gpu_check: libcuda.so.1 not found (run it on the GPU machine)");
-            return ExitCode::from(2);
-        }
-    };
-    let stream = match ctx.new_stream() {
-        Ok(s) => s,
+    let gpu = match StandaloneGpu::open(0) {
+        Ok(gpu) => gpu,
         Err(e) => {
-            eprintln!("tile_ssm_gpu_check: new stream: {}", cuda_error(e));
+            eprintln!("tile_ssm_gpu_check: {e}");
             return ExitCode::from(2);
         }
     };
-    let (major, minor) = ctx.compute_capability().unwrap_or((0, 0));
-    let handles = CudaHandles {
-        device_ordinal: 0,
-        stream: stream.cu_stream() as usize,
-        compute_capability_major: major as u32,
-        compute_capability_minor: minor as u32,
-    };
-    println!(
-        "device: {} (sm_{major}{minor})",
-        ctx.name().unwrap_or_default()
-    );
+    println!("{}", gpu.describe());
+    let (ctx, stream, handles) = (gpu.ctx, gpu.stream, gpu.handles);
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     if !bench_only {
