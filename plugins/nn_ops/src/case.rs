@@ -84,7 +84,7 @@ impl<O: NnOp, T: Element> OpCase<O, T> {
         let work = op.work(T::PRECISION);
         Ok(Self {
             outputs: Outputs::poisoned(&lens),
-            parallel: work.bytes_read + work.bytes_written >= crate::cpu_par::PARALLEL_MIN_BYTES,
+            parallel: crate::cpu_par::worth_threads(work.bytes_read + work.bytes_written),
             op,
             inputs,
             device,

@@ -79,8 +79,7 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
         let outputs = lens.iter().map(|&n| vec![T::POISON; n]).collect();
         let mut scratch = op.cpu_scratch();
         let work = op.work(&inputs);
-        scratch.parallel =
-            work.bytes_read + work.bytes_written >= crate::cpu_par::PARALLEL_MIN_BYTES;
+        scratch.parallel = crate::cpu_par::worth_threads(work.bytes_read + work.bytes_written);
         Ok(Self {
             op,
             inputs,

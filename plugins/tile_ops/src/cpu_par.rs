@@ -9,6 +9,13 @@ use rayon::prelude::*;
 /// Bytes moved per call (read + written, the declared work) from which a call uses all cores.
 pub const PARALLEL_MIN_BYTES: u64 = 4 << 20;
 
+/// Whether a call moving `bytes` runs on rayon's pool: from [`PARALLEL_MIN_BYTES`], and only when
+/// the pool has more than one thread (with one, as the CPU gate runs, the pool only adds its
+/// scheduling to the call).
+pub fn worth_threads(bytes: u64) -> bool {
+    bytes >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1
+}
+
 /// Calls `f(index, chunk)` for every `chunk`-sized piece of `data`, in parallel when `parallel`.
 pub fn for_each_chunk<T: Send>(
     data: &mut [T],
