@@ -6,7 +6,8 @@
 //! [`CudaHandles`](crate::CudaHandles). [`CudaSession::attach`] retains the same primary context
 //! and wraps the host's stream without owning it, so every launch lands where the host times.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
@@ -152,6 +153,35 @@ pub fn driver_present() -> bool {
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the library.
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// [`compile_ptx`] remembered for the life of the process, keyed by architecture and source: a
+/// plugin that sets up many cases from a few sources (one per storage type, every shape a kernel
+/// argument) asks NVRTC (or the disk cache) once per source in a worker.
+pub fn compile_ptx_cached(
+    name: &str,
+    source: &str,
+    arch: &'static str,
+) -> Result<Ptx, PluginError> {
+    static CACHE: Mutex<Vec<(&'static str, String, Ptx)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, _, ptx)) = cache.iter().find(|(a, s, _)| *a == arch && s == source) {
+        return Ok(ptx.clone());
+    }
+    let ptx = compile_ptx(name, source, arch)?;
+    CACHED_MISSES.fetch_add(1, Ordering::Relaxed);
+    cache.push((arch, source.to_string(), ptx.clone()));
+    Ok(ptx)
+}
+
+static CACHED_MISSES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many sources [`compile_ptx_cached`] has compiled in this process (a check that a new
+/// shape adds no compile reads it before and after).
+pub fn cached_compiles() -> usize {
+    CACHED_MISSES.load(Ordering::Relaxed)
 }
 
 /// Compiles `source` to PTX for `arch` (`sm_90`, …). Needs NVRTC but no GPU, so tests can check

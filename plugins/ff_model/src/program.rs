@@ -1,10 +1,8 @@
 //! The CUDA program of the GPU variants: `cuda/ff_fast.cu` and `cuda/ff_eager.cu` specialised
 //! for one storage type (`DTYPE`), compiled by NVRTC once per (architecture, storage) and cached for the process
-//! (and on disk by `apex_plugin_api::cuda::compile_ptx`). Every shape is a kernel argument.
+//! by `apex_plugin_api::cuda::compile_ptx_cached` (and on disk). Every shape is a kernel argument.
 
-use std::sync::Mutex;
-
-use apex_plugin_api::{PluginError, cuda::compile_ptx};
+use apex_plugin_api::{PluginError, cuda::compile_ptx_cached};
 use cudarc::nvrtc::Ptx;
 
 use crate::storage::Storage;
@@ -38,21 +36,9 @@ pub fn source(storage: Storage) -> String {
     )
 }
 
-type CacheEntry = (&'static str, Storage, Ptx);
-
-static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
-
-/// The PTX for `storage` on `arch`, compiled on first use.
+/// The PTX for `storage` on `arch`, compiled on first use and cached for the process.
 pub fn ptx(storage: Storage, arch: &'static str) -> Result<Ptx, PluginError> {
-    let mut cache = CACHE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, _, ptx)) = cache.iter().find(|(a, s, _)| *a == arch && *s == storage) {
-        return Ok(ptx.clone());
-    }
-    let ptx = compile_ptx("ff_fast", &source(storage), arch)?;
-    cache.push((arch, storage, ptx.clone()));
-    Ok(ptx)
+    compile_ptx_cached("ff_fast", &source(storage), arch)
 }
 
 #[cfg(test)]

@@ -1,13 +1,11 @@
 //! The CUDA program: [`CudaTuning`] (the block shape), the source specialised for one storage type
-//! and tuning, and a process-wide cache of NVRTC output, so a program is compiled once per
-//! (architecture, dtype, tuning) and never per shape: B, K and C are kernel arguments.
+//! and tuning, compiled once per (architecture, dtype, tuning) through plugin-api's process-wide
+//! cache (`compile_ptx_cached`) and never per shape: B, K and C are kernel arguments.
 
-use std::sync::{
-    Mutex,
-    atomic::{AtomicUsize, Ordering},
+use apex_plugin_api::{
+    PluginError, Precision,
+    cuda::{cached_compiles, compile_ptx_cached},
 };
-
-use apex_plugin_api::{PluginError, Precision, cuda::compile_ptx};
 use cudarc::nvrtc::Ptx;
 
 use crate::problem::{DECAY_MAX, DECAY_MIN, Direction};
@@ -185,28 +183,14 @@ pub fn entry(direction: Direction, steps: usize, tuning: CudaTuning) -> &'static
     }
 }
 
-type CacheEntry = (&'static str, String, Ptx);
-
-static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
-static COMPILES: AtomicUsize = AtomicUsize::new(0);
-
 /// NVRTC compiles this process has run (the GPU check asserts that a new K adds none).
 pub fn compiles() -> usize {
-    COMPILES.load(Ordering::Relaxed)
+    cached_compiles()
 }
 
 /// The PTX of `source` for `arch`, compiled on first use and cached for the process.
 pub fn ptx(source: &str, arch: &'static str) -> Result<Ptx, PluginError> {
-    let mut cache = CACHE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, _, ptx)) = cache.iter().find(|(a, s, _)| *a == arch && s == source) {
-        return Ok(ptx.clone());
-    }
-    let ptx = compile_ptx("tile_ssm", source, arch)?;
-    COMPILES.fetch_add(1, Ordering::Relaxed);
-    cache.push((arch, source.to_string(), ptx.clone()));
-    Ok(ptx)
+    compile_ptx_cached("tile_ssm", source, arch)
 }
 
 /// Every program a case can build (each precision, the default and the alternative tunings the

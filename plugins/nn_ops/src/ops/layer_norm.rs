@@ -218,22 +218,27 @@ impl NnOp for LayerNorm {
         _facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
         let schedule = tuning::schedule(self.dim * precision.size_bytes());
-        let prefetch = schedule == tuning::Schedule::WavePrefetch
-            && RowPlan::resident(self.rows, self.dim, precision)?.split == 1;
-        let budget = if prefetch {
-            ResidentBudget::TWO_SLICES
-        } else {
-            ResidentBudget::ONE_SLICE
-        };
-        let plan = RowPlan::resident_within(self.rows, self.dim, precision, budget)?;
+        let mut plan = RowPlan::resident(self.rows, self.dim, precision)?;
+        // Split rows have one work item per block and wait for their siblings: no schedule. A
+        // prefetching block holds two slices, so it plans within that budget.
+        let prefetch = plan.split == 1 && schedule == tuning::Schedule::WavePrefetch;
+        if prefetch {
+            plan = RowPlan::resident_within(
+                self.rows,
+                self.dim,
+                precision,
+                ResidentBudget::TWO_SLICES,
+            )?;
+            // Both budgets hold the same vectors per block, so the row still fits one.
+            debug_assert_eq!(plan.split, 1, "{plan:?}");
+        }
         let scratch_words = 8 + if plan.split > 1 {
             self.rows + self.rows * plan.split * 2
         } else {
             0
         };
-        // Split rows have one work item per block and wait for their siblings: no schedule.
         let mut defines = plan.defines();
-        defines.push(("PREFETCH", usize::from(prefetch && plan.split == 1)));
+        defines.push(("PREFETCH", usize::from(prefetch)));
         Ok(CudaProgram {
             name: "layer_norm",
             source: assemble(precision, &defines, SOURCE),
