@@ -29,7 +29,7 @@ use apex_plugin_api::{
 };
 use apex_plugin_poisson::{
     case::{PoissonCase, default_tolerance},
-    device::tuning::{self, CgTuning},
+    device::tuning::{self, PathTuning},
     harness::{check, grid, typed_case},
     real::Storage,
     self_check,
@@ -277,7 +277,7 @@ fn run_bench(
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
     for p in profiles() {
-        for (suffix, tuning) in cg_tunings(&p) {
+        for (suffix, tuning) in path_tunings(&p) {
             let label = format!("{}{suffix}", p.0);
             if only.is_some_and(|t| !label.contains(t)) {
                 continue;
@@ -305,21 +305,23 @@ fn run_bench(
     failures
 }
 
-/// The launch plans a profile is timed with: CG runs its default, then the per-kernel launches
-/// (at 16 and 64 stencil planes per thread too) and `cg_persistent` at 2 and 4 blocks per SM
-/// (capped by occupancy); other methods once.
-fn cg_tunings(p: &Profile) -> Vec<(String, CgTuning)> {
-    let mut v = vec![(String::new(), CgTuning::default())];
+/// The launch plans a profile is timed with: its default, then the per-kernel launches (CG: at
+/// 16 and 64 stencil planes per thread too) and, for CG, `cg_persistent` at 2 and 4 blocks per
+/// SM (capped by occupancy).
+fn path_tunings(p: &Profile) -> Vec<(String, PathTuning)> {
+    let launches = PathTuning {
+        persistent: Some(false),
+        ..PathTuning::default()
+    };
+    let mut v = vec![
+        (String::new(), PathTuning::default()),
+        (" [launches]".into(), launches),
+    ];
     if p.1 == Method::Cg {
-        let launches = CgTuning {
-            persistent: Some(false),
-            ..CgTuning::default()
-        };
-        v.push((" [launches]".into(), launches));
         for z in [16, 64] {
             v.push((
                 format!(" [launches zch {z}]"),
-                CgTuning {
+                PathTuning {
                     stencil_zch: z,
                     ..launches
                 },
@@ -328,7 +330,7 @@ fn cg_tunings(p: &Profile) -> Vec<(String, CgTuning)> {
         for b in [2, 4] {
             v.push((
                 format!(" [persistent {b}/SM]"),
-                CgTuning {
+                PathTuning {
                     persistent: Some(true),
                     blocks_per_sm: b,
                     stencil_zch: 0,
@@ -401,8 +403,8 @@ fn bench_one<T: Storage>(
             ms * 1e3 / it,
             bytes / ms / 1e6,
             if ok { "PASS" } else { "FAIL" },
-            case.cg_path()
-                .unwrap_or(apex_plugin_poisson::device::CgPath::Launches)
+            case.solve_path()
+                .unwrap_or(apex_plugin_poisson::device::SolvePath::Launches)
         ),
         ok,
     ))

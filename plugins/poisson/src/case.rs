@@ -229,9 +229,9 @@ impl<T: Storage> PoissonCase<T> {
     }
 
     /// How a CUDA case launches its solve (`None` on the CPU).
-    pub fn cg_path(&self) -> Option<crate::device::CgPath> {
+    pub fn solve_path(&self) -> Option<crate::device::SolvePath> {
         match &self.engine {
-            Engine::Cuda(d) => Some(d.cg_path),
+            Engine::Cuda(d) => Some(d.solve_path),
             Engine::Cpu(_) => None,
         }
     }

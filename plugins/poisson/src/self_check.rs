@@ -10,7 +10,7 @@ use half::f16;
 
 use crate::{
     case::default_tolerance,
-    device::tuning::{self, CgTuning},
+    device::tuning::{self, PathTuning},
     harness::{check, describe, grid, typed_case},
     real::Storage,
     reference,
@@ -131,25 +131,23 @@ pub const FP16_TOLERANCE: f64 = 3e-3;
 pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
     let mut lines = Vec::new();
     for (method, g, max, tol, converges) in variants() {
-        // CG runs both launch plans: the cooperative `cg_persistent` and the per-kernel launches.
-        let paths: &[Option<bool>] = if method == Method::Cg {
-            &[Some(true), Some(false)]
-        } else {
-            &[None]
-        };
-        for &path in paths {
-            let tuning = CgTuning {
-                persistent: path,
-                ..CgTuning::default()
+        // Every method runs both launch plans: one cooperative launch (`cg_persistent`,
+        // `mg_persistent`) and the per-kernel launches.
+        for (persistent, label) in [(true, "path=persistent"), (false, "path=launches")] {
+            let tuning = PathTuning {
+                persistent: Some(persistent),
+                ..PathTuning::default()
             };
             tuning::with(tuning, || {
-                let label = match path {
-                    Some(true) => Some("path=persistent"),
-                    Some(false) => Some("path=launches"),
-                    None => None,
-                };
                 lines.extend(variant_lines(
-                    handles, sync, method, g, max, tol, converges, label,
+                    handles,
+                    sync,
+                    method,
+                    g,
+                    max,
+                    tol,
+                    converges,
+                    Some(label),
                 ));
             });
         }

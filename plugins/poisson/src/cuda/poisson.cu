@@ -106,11 +106,20 @@ __device__ __forceinline__ A residual_at(const S* __restrict__ xv, const S* __re
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n);            \
          i += (long long)gridDim.x * blockDim.x)
 
-// x = 0, r = b (when r is not null), res[0] += b.b.
-extern "C" __global__ void init_solve(int* flags, const double* res, int k, int check, double tol2,
-                                      const S* __restrict__ b, S* __restrict__ x, S* __restrict__ r,
-                                      double* res0, long long n) {
-    (void)flags; (void)res; (void)k; (void)check; (void)tol2;
+// ---------------------------------------------------------------------------------------------
+// The solvers' steps as device functions over the whole grid (grid-stride loops or tiles dealt
+// round robin, so any grid size works). The per-kernel launches below wrap each in a kernel that
+// first applies the stopping test; `mg_persistent` calls them between grid-wide barriers. Scalars
+// come in as values (the caller reads them: a kernel with plain loads, the persistent kernels
+// from L2 after a barrier). The functions' `__restrict__` parameters say that the buffers of one
+// step are distinct (true in both callers; the launch path was 4-14 % slower at 256^3 without it,
+// H100 session 7 call 1). The read-only path (ld.global.nc) is chosen only for a kernel's own
+// `__restrict__ const` parameters, i.e. in the wrappers, never in `mg_persistent`, whose
+// parameters are plain because it reads buffers it wrote itself.
+
+// x = 0, r = b (when r is not null), *res0 += b.b.
+__device__ __forceinline__ void init_body(const S* __restrict__ b, S* __restrict__ x,
+                                          S* __restrict__ r, double* res0, long long n) {
     double acc = 0.0;
     GRID_STRIDE(i, n) {
         const A bv = ld(b, i);
@@ -126,18 +135,15 @@ extern "C" __global__ void init_solve(int* flags, const double* res, int k, int 
 // launches 16 % slower, H100 2026-11-25, call 13, so the two loops stay written out.)
 //
 // CG's fused pass on the finest level: p = src + beta*p_old (p = src when `first`), computed for
-// the point and its neighbours on the fly; p_new = p, q = A p, pq[k] += p.q.
-// beta = rho[k] / rho[k-1]. Block (32, 8): one 32 x 8 tile of (x, y) marching `zch` planes in z,
-// keeping p at z-1, z, z+1 in registers; the grid is 1-D and deals the tiles to the blocks round
-// robin, so it can be sized to what is resident (an empty launch after convergence then schedules
-// that many blocks, not one per tile).
-extern "C" __global__ void cg_direction(int* flags, const double* res, int k, int check, double tol2,
-                                        const S* __restrict__ src, const S* __restrict__ p_old,
-                                        S* __restrict__ p_new, S* __restrict__ q,
-                                        const double* rho, int first, double* pq, int nx, int ny,
-                                        int nz, int zch) {
-    if (stopped(flags, res, k, check, tol2)) return;
-    const A beta = first ? (A)0 : (A)(rho[k] / rho[k - 1]);
+// the point and its neighbours on the fly; p_new = p, q = A p, *pq += p.q. Thread (tx, ty) of a
+// 32 x 8 block: one 32 x 8 tile of (x, y) marching `zch` planes in z, keeping p at z-1, z, z+1
+// in registers; the tiles are dealt to the blocks round robin, so the grid can be sized to what
+// is resident (an empty launch after convergence then schedules that many blocks, not one per
+// tile).
+__device__ __forceinline__ void direction_body(int tx, int ty, const S* __restrict__ src,
+                                               const S* __restrict__ p_old, S* __restrict__ p_new,
+                                               S* __restrict__ q, A beta, bool first, double* pq,
+                                               int nx, int ny, int nz, int zch) {
     const long long plane = (long long)nx * ny;
     const int tbx = (nx + 31) >> 5, tby = (ny + 7) >> 3, tbz = (nz + zch - 1) / zch;
     const int tiles = tbx * tby * tbz;
@@ -146,8 +152,8 @@ extern "C" __global__ void cg_direction(int* flags, const double* res, int k, in
     };
     double acc = 0.0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const int x = (t % tbx) * 32 + threadIdx.x;
-        const int y = ((t / tbx) % tby) * 8 + threadIdx.y;
+        const int x = (t % tbx) * 32 + tx;
+        const int y = ((t / tbx) % tby) * 8 + ty;
         const int z0 = (t / (tbx * tby)) * zch;
         const int z1 = min(z0 + zch, nz);
         if (x >= nx || y >= ny) continue;
@@ -169,16 +175,13 @@ extern "C" __global__ void cg_direction(int* flags, const double* res, int k, in
             pc = pp;
         }
     }
-    block_add(acc, pq + k);
+    block_add(acc, pq);
 }
 
-// alpha = rho[k] / pq[k]; x += alpha p; r -= alpha q; rr[k+1] += r.r.
-extern "C" __global__ void cg_update(int* flags, const double* res, int k, int check, double tol2,
-                                     S* __restrict__ x, S* __restrict__ r, const S* __restrict__ p,
-                                     const S* __restrict__ q, const double* rho, const double* pq,
-                                     double* rr, long long n) {
-    if (stopped(flags, res, k, check, tol2)) return;
-    const A alpha = (A)(rho[k] / pq[k]);
+// x += alpha p; r -= alpha q; *rr += r.r.
+__device__ __forceinline__ void update_body(S* __restrict__ x, S* __restrict__ r,
+                                            const S* __restrict__ p, const S* __restrict__ q, A alpha,
+                                            double* rr, long long n) {
     double acc = 0.0;
     GRID_STRIDE(i, n) {
         st(x, i, ld(x, i) + alpha * ld(p, i));
@@ -186,21 +189,18 @@ extern "C" __global__ void cg_update(int* flags, const double* res, int k, int c
         st(r, i, rv);
         acc += (double)rv * (double)rv;
     }
-    block_add(acc, rr + k + 1);
+    block_add(acc, rr);
 }
 
 // One red-black Gauss-Seidel half-sweep: cells with (x+y+z)%2 == color get (b + neighbours)/d.
 // One thread per pair of cells (2t, 2t+1) along x: it updates the one of `color` and, with
 // zero_init, sets the other to 0 (the iterate starts at zero). With dot != null it adds b.x over
-// both cells of its pair into dot[dot_k] (the last half-sweep of the preconditioner: r.z).
-extern "C" __global__ void rbgs(int* flags, const double* res, int k, int check, double tol2,
-                                S* __restrict__ x, const S* __restrict__ b, int nx, int ny, int nz,
-                                double ghost, int color, int zero_init, double* dot, int dot_k) {
-    if (stopped(flags, res, k, check, tol2)) return;
+// both cells of its pair into *dot (the last half-sweep of the preconditioner: r.z).
+__device__ __forceinline__ void rbgs_body(S* __restrict__ x, const S* __restrict__ b, int nx, int ny, int nz, A g,
+                                          int color, bool zero_init, double* dot) {
     const int half = (nx + 1) >> 1;
     const long long pairs = (long long)half * ny * nz;
     const long long plane = (long long)nx * ny;
-    const A g = (A)ghost;
     double acc = 0.0;
     GRID_STRIDE(t, pairs) {
         const int px = (int)(t % half);
@@ -239,18 +239,15 @@ extern "C" __global__ void rbgs(int* flags, const double* res, int k, int check,
             }
         }
     }
-    if (dot != nullptr) block_add(acc, dot + dot_k);
+    if (dot != nullptr) block_add(acc, dot);
 }
 
 // Coarse right-hand side: bc = 0.5 * sum of the 8 children's residuals (fine dims all even).
-extern "C" __global__ void restrict_residual(int* flags, const double* res, int k, int check,
-                                             double tol2, const S* __restrict__ x,
-                                             const S* __restrict__ b, S* __restrict__ bc, int nx,
-                                             int ny, int nz, double ghost) {
-    if (stopped(flags, res, k, check, tol2)) return;
+__device__ __forceinline__ void restrict_body(const S* __restrict__ x, const S* __restrict__ b,
+                                              S* __restrict__ bc, int nx, int ny,
+                                              int nz, A g) {
     const int cx = nx >> 1, cy = ny >> 1, cz = nz >> 1;
     const long long nc = (long long)cx * cy * cz;
-    const A g = (A)ghost;
     GRID_STRIDE(t, nc) {
         const int X = (int)(t % cx);
         const long long rest = t / cx;
@@ -283,13 +280,9 @@ __device__ __forceinline__ void weights(int i, int nc, A gc, int& own, int& othe
 }
 
 // x_fine += P x_coarse: cell-centred trilinear interpolation with the coarse level's ghost.
-extern "C" __global__ void prolong_add(int* flags, const double* res, int k, int check, double tol2,
-                                       const S* __restrict__ xc, S* __restrict__ xf, int nx, int ny,
-                                       int nz, double ghost_coarse) {
-    if (stopped(flags, res, k, check, tol2)) return;
-    const int cx = nx >> 1, cy = ny >> 1, cz = nz >> 1;
+__device__ __forceinline__ void prolong_body(const S* __restrict__ xc, S* __restrict__ xf, int nx, int ny, int nz, A gc) {
+    const int cx = nx >> 1, cy = ny >> 1;
     const long long n = (long long)nx * ny * nz;
-    const A gc = (A)ghost_coarse;
     GRID_STRIDE(t, n) {
         const int x = (int)(t % nx);
         const long long rest = t / nx;
@@ -299,7 +292,7 @@ extern "C" __global__ void prolong_add(int* flags, const double* res, int k, int
         A wx0, wx1, wy0, wy1, wz0, wz1;
         weights(x, cx, gc, ox, tx, wx0, wx1);
         weights(y, cy, gc, oy, ty, wy0, wy1);
-        weights(z, cz, gc, oz, tz, wz0, wz1);
+        weights(z, nz >> 1, gc, oz, tz, wz0, wz1);
         const long long cplane = (long long)cx * cy;
         const long long r00 = (long long)oz * cplane + (long long)oy * cx;
         const long long r01 = (long long)oz * cplane + (long long)ty * cx;
@@ -311,6 +304,77 @@ extern "C" __global__ void prolong_add(int* flags, const double* res, int k, int
                            wy1 * (wx0 * ld(xc, r11 + ox) + wx1 * ld(xc, r11 + tx)));
         st(xf, t, ld(xf, t) + v);
     }
+}
+
+// *out += ||b - A x||^2 on the finest level.
+__device__ __forceinline__ void residual_norm_body(const S* __restrict__ x, const S* __restrict__ b,
+                                                   double* out, int nx,
+                                                   int ny, int nz) {
+    const long long n = (long long)nx * ny * nz;
+    double acc = 0.0;
+    GRID_STRIDE(t, n) {
+        const int xi = (int)(t % nx);
+        const long long rest = t / nx;
+        const int y = (int)(rest % ny);
+        const int z = (int)(rest / ny);
+        const A r = residual_at(x, b, xi, y, z, nx, ny, nz, (A)0);
+        acc += (double)r * (double)r;
+    }
+    block_add(acc, out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-kernel launches: each applies the stopping test of iteration k, then its step.
+
+extern "C" __global__ void init_solve(int* flags, const double* res, int k, int check, double tol2,
+                                      const S* __restrict__ b, S* __restrict__ x, S* __restrict__ r,
+                                      double* res0, long long n) {
+    (void)flags; (void)res; (void)k; (void)check; (void)tol2;
+    init_body(b, x, r, res0, n);
+}
+
+// beta = rho[k] / rho[k-1]; block (32, 8).
+extern "C" __global__ void cg_direction(int* flags, const double* res, int k, int check, double tol2,
+                                        const S* __restrict__ src, const S* __restrict__ p_old,
+                                        S* __restrict__ p_new, S* __restrict__ q,
+                                        const double* rho, int first, double* pq, int nx, int ny,
+                                        int nz, int zch) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    const A beta = first ? (A)0 : (A)(rho[k] / rho[k - 1]);
+    direction_body(threadIdx.x, threadIdx.y, src, p_old, p_new, q, beta, first != 0, pq + k, nx,
+                   ny, nz, zch);
+}
+
+// alpha = rho[k] / pq[k]; rr[k+1] += r.r.
+extern "C" __global__ void cg_update(int* flags, const double* res, int k, int check, double tol2,
+                                     S* __restrict__ x, S* __restrict__ r, const S* __restrict__ p,
+                                     const S* __restrict__ q, const double* rho, const double* pq,
+                                     double* rr, long long n) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    update_body(x, r, p, q, (A)(rho[k] / pq[k]), rr + k + 1, n);
+}
+
+extern "C" __global__ void rbgs(int* flags, const double* res, int k, int check, double tol2,
+                                S* __restrict__ x, const S* __restrict__ b, int nx, int ny, int nz,
+                                double ghost, int color, int zero_init, double* dot, int dot_k) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    rbgs_body(x, b, nx, ny, nz, (A)ghost, color, zero_init != 0,
+              dot != nullptr ? dot + dot_k : nullptr);
+}
+
+extern "C" __global__ void restrict_residual(int* flags, const double* res, int k, int check,
+                                             double tol2, const S* __restrict__ x,
+                                             const S* __restrict__ b, S* __restrict__ bc, int nx,
+                                             int ny, int nz, double ghost) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    restrict_body(x, b, bc, nx, ny, nz, (A)ghost);
+}
+
+extern "C" __global__ void prolong_add(int* flags, const double* res, int k, int check, double tol2,
+                                       const S* __restrict__ xc, S* __restrict__ xf, int nx, int ny,
+                                       int nz, double ghost_coarse) {
+    if (stopped(flags, res, k, check, tol2)) return;
+    prolong_body(xc, xf, nx, ny, nz, (A)ghost_coarse);
 }
 
 // The coarsest level's exact solve, x = inv * b (n <= 512), by one block; with dot != null it
@@ -338,17 +402,7 @@ extern "C" __global__ void residual_norm(int* flags, const double* res, int k, i
                                          const S* __restrict__ x, const S* __restrict__ b,
                                          double* out, int nx, int ny, int nz) {
     if (stopped(flags, res, k, check, tol2)) return;
-    const long long n = (long long)nx * ny * nz;
-    double acc = 0.0;
-    GRID_STRIDE(t, n) {
-        const int xi = (int)(t % nx);
-        const long long rest = t / nx;
-        const int y = (int)(rest % ny);
-        const int z = (int)(rest / ny);
-        const A r = residual_at(x, b, xi, y, z, nx, ny, nz, (A)0);
-        acc += (double)r * (double)r;
-    }
-    block_add(acc, out + k + 1);
+    residual_norm_body(x, b, out + k + 1, nx, ny, nz);
 }
 
 // After the last iteration: a solve that never met the test took max_it iterations; it converged
@@ -569,3 +623,127 @@ cg_persistent(int* flags, double* res, double* pq, double* part, const S* __rest
     }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// The whole MG or MG-PCG solve in one cooperative launch: the steps of the per-kernel path, in
+// the same order and with the same arithmetic, separated by grid-wide barriers instead of
+// launches. The loop ends at convergence, so none of the per-kernel path's empty launches follow
+// it. The coarse solve is spread over the grid, one warp per row of the inverse (the per-kernel
+// path gives it one block).
+//
+// Scalar slots (res, rz, pq: zeroed by a memset before the launch) are added into with atomics,
+// as in the per-kernel path, and read from L2 (ld.cg) after the barrier that follows them, so
+// every block reads the same value and takes the same branch.
+
+// One level of the hierarchy as the host writes it: 5 x 8 bytes.
+struct Level {
+    S* x;
+    S* b;
+    int nx, ny, nz, pad;
+    double ghost;
+};
+
+// x = inv * b on the coarsest level (n <= 512), one warp per row; with dot != null, *dot += b.x.
+__device__ __forceinline__ void coarse_rows(const A* __restrict__ inv, const S* __restrict__ b,
+                                            S* __restrict__ x, int n, double* dot) {
+    const int lane = threadIdx.x & 31;
+    const int warps = (int)((gridDim.x * blockDim.x) >> 5);
+    double acc = 0.0;
+    for (int i = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5); i < n; i += warps) {
+        const A* row = inv + (long long)i * n;
+        A s = (A)0;
+        for (int j = lane; j < n; j += 32) s += row[j] * ld(b, j);
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) {
+            st(x, i, s);
+            acc += (double)ld(b, i) * (double)ld(x, i);
+        }
+    }
+    if (dot != nullptr) block_add(acc, dot);
+}
+
+// One V-cycle for A x = b on level 0 (x0, b0), the levels below in lv[1..nl). `dot`: the last
+// step adds b.x into *dot.
+__device__ void vcycle_grid(const Level* lv, int nl, S* x0, const S* b0, bool zero_init,
+                            const A* inv, int cn, double* dot, int sweeps, unsigned int* count,
+                            unsigned int& target) {
+    for (int l = 0; l + 1 < nl; ++l) {
+        const Level L = lv[l];
+        S* x = l == 0 ? x0 : L.x;
+        const S* b = l == 0 ? b0 : L.b;
+        const bool zi = l == 0 ? zero_init : true;
+        for (int s = 0; s < sweeps; ++s) {
+            rbgs_body(x, b, L.nx, L.ny, L.nz, (A)L.ghost, 0, zi && s == 0, nullptr);
+            grid_barrier(count, target);
+            rbgs_body(x, b, L.nx, L.ny, L.nz, (A)L.ghost, 1, false, nullptr);
+            grid_barrier(count, target);
+        }
+        restrict_body(x, b, lv[l + 1].b, L.nx, L.ny, L.nz, (A)L.ghost);
+        grid_barrier(count, target);
+    }
+    coarse_rows(inv, nl == 1 ? b0 : lv[nl - 1].b, nl == 1 ? x0 : lv[nl - 1].x, cn,
+                nl == 1 ? dot : nullptr);
+    grid_barrier(count, target);
+    for (int l = nl - 2; l >= 0; --l) {
+        const Level L = lv[l];
+        S* x = l == 0 ? x0 : L.x;
+        const S* b = l == 0 ? b0 : L.b;
+        prolong_body(lv[l + 1].x, x, L.nx, L.ny, L.nz, (A)lv[l + 1].ghost);
+        grid_barrier(count, target);
+        for (int s = 0; s < sweeps; ++s) {
+            rbgs_body(x, b, L.nx, L.ny, L.nz, (A)L.ghost, 1, false, nullptr);
+            grid_barrier(count, target);
+            rbgs_body(x, b, L.nx, L.ny, L.nz, (A)L.ghost, 0, false,
+                      l == 0 && s + 1 == sweeps ? dot : nullptr);
+            grid_barrier(count, target);
+        }
+    }
+}
+
+// pcg = 0: multigrid (V-cycles on x, then ||b - A x||^2 into res[k+1]); pcg = 1: CG
+// preconditioned by one V-cycle (z = V(r), r.z into rz[k], then the CG pair of the per-kernel
+// path). cgv: r, p0, p1, q, z (pcg only). Block: 256 threads (the CG pass runs as 32 x 8).
+extern "C" __global__ void __launch_bounds__(256)
+mg_persistent(int* flags, double* res, double* pq, double* rz, const Level* lv, int nl,
+              const A* inv, int cn, const S* b, S* xv, S* r, S* p0, S* p1, S* q, S* z, int pcg,
+              int sweeps, int zch, int max_it, double tol2) {
+    unsigned int* count = (unsigned int*)(flags + 4);
+    unsigned int target = 0;
+    const int nx = lv[0].nx, ny = lv[0].ny, nz = lv[0].nz;
+    const long long n = (long long)nx * ny * nz;
+    init_body(b, xv, pcg ? r : nullptr, res, n);
+    grid_barrier(count, target);
+    const double g0 = __ldcg(res);
+    int k = 0;
+    bool converged = false;
+    for (;; ++k) {
+        if (__ldcg(res + k) <= tol2 * g0) {
+            converged = true;
+            break;
+        }
+        if (k == max_it) break;
+        if (!pcg) {
+            vcycle_grid(lv, nl, xv, b, false, inv, cn, nullptr, sweeps, count, target);
+            residual_norm_body(xv, b, res + k + 1, nx, ny, nz);
+            grid_barrier(count, target);
+            continue;
+        }
+        vcycle_grid(lv, nl, z, r, true, inv, cn, rz + k, sweeps, count, target);
+        const double rho = __ldcg(rz + k);
+        const bool first = k == 0;
+        const A beta = first ? (A)0 : (A)(rho / __ldcg(rz + k - 1));
+        S* p_new = (k & 1) ? p1 : p0;
+        const S* p_old = (k & 1) ? p0 : p1;
+        direction_body(threadIdx.x & 31, threadIdx.x >> 5, z, p_old, p_new, q, beta, first,
+                       pq + k, nx, ny, nz, zch);
+        grid_barrier(count, target);
+        update_body(xv, r, p_new, q, (A)(rho / __ldcg(pq + k)), res + k + 1, n);
+        grid_barrier(count, target);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        flags[1] = k;
+        flags[2] = converged ? 1 : 0;
+        __threadfence();
+        flags[0] = 1;
+    }
+}

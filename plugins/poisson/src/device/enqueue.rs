@@ -1,10 +1,11 @@
 //! The enqueued solve: every kernel launch of `run`, in order, on the host's stream (the
-//! `cg_persistent` launch, or the per-kernel sequence of CG, MG and MG-PCG with its V-cycles).
+//! `cg_persistent` or `mg_persistent` launch, or the per-kernel sequence of CG, MG and MG-PCG
+//! with its V-cycles).
 
 use apex_plugin_api::{PluginError, cuda::cuda_error};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::plan::{BLOCK, CgPath, grid_stride, stencil_grid};
+use super::plan::{BLOCK, SolvePath, grid_stride, stencil_grid};
 use super::solver::{BufferSet, DeviceSolver};
 use crate::{real::Storage, solve::Method};
 
@@ -32,6 +33,7 @@ pub(super) mod f {
     pub const RESIDUAL_NORM: usize = 7;
     pub const FINISH: usize = 8;
     pub const CG_PERSISTENT: usize = 9;
+    pub const MG_PERSISTENT: usize = 10;
 }
 
 impl<T: Storage> DeviceSolver<T> {
@@ -94,10 +96,15 @@ impl<T: Storage> DeviceSolver<T> {
         // The flags (and cg_persistent's barrier) start at zero on every solve; the per-iteration
         // slots too, where kernels add into them. Memsets are capturable nodes.
         memset_zero(&stream, fl, 32)?;
-        if let CgPath::Persistent { blocks, zch } = self.cg_path {
+        if let SolvePath::Persistent { blocks, zch } = self.solve_path
+            && self.method == Method::Cg
+        {
             return self.enqueue_persistent(set, blocks, zch);
         }
         memset_zero(&stream, sc, 3 * self.scalar_len() * 8)?;
+        if let SolvePath::Persistent { blocks, zch } = self.solve_path {
+            return self.enqueue_mg_persistent(set, blocks, zch);
+        }
         let d = self.dims;
         let n = d.len() as i64;
         let (x, b) = (ptr(&set.x), ptr(&set.b));
@@ -230,6 +237,58 @@ impl<T: Storage> DeviceSolver<T> {
             shared_mem_bytes: 0,
         };
         self.launch_with(f::CG_PERSISTENT, cfg, &args, true)
+    }
+
+    /// The whole MG or MG-PCG solve as one cooperative launch of `mg_persistent` (the scalar
+    /// slots it adds into are zeroed before it).
+    fn enqueue_mg_persistent(
+        &self,
+        set: &BufferSet,
+        blocks: u32,
+        zch: i32,
+    ) -> Result<(), PluginError> {
+        let stream = &self.session.stream;
+        let ptr = |s: &CudaSlice<u8>| s.device_ptr(stream).0;
+        let (sc, _) = set.scalars.device_ptr(stream);
+        let (fl, _) = set.flags.device_ptr(stream);
+        let (table, _) = set.level_table.device_ptr(stream);
+        let m = self.scalar_len() as u64 * 8;
+        let inv = self.coarse_inv.as_ref().expect("multigrid method");
+        let (inv, _) = inv.device_ptr(stream);
+        let levels = self.hierarchy.as_ref().map_or(0, |h| h.levels.len());
+        let pcg = self.method == Method::MgPcg;
+        // r, p0, p1, q, z for MG-PCG; MG has no CG vectors (the kernel never touches them).
+        let cg: Vec<u64> = set.cg.iter().map(ptr).collect();
+        let v = |i: usize| Arg::P(cg.get(i).copied().unwrap_or(0));
+        let tol2 = self.settings.tolerance * self.settings.tolerance;
+        let args = [
+            Arg::P(fl),
+            Arg::P(sc),
+            Arg::P(sc + m),
+            Arg::P(sc + 2 * m),
+            Arg::P(table),
+            Arg::I(levels as i32),
+            Arg::P(inv),
+            Arg::I(self.coarse_n as i32),
+            Arg::P(ptr(&set.b)),
+            Arg::P(ptr(&set.x)),
+            v(0),
+            v(1),
+            v(2),
+            v(3),
+            v(4),
+            Arg::I(i32::from(pcg)),
+            Arg::I(self.settings.sweeps as i32),
+            Arg::I(zch),
+            Arg::I(self.settings.max_iterations as i32),
+            Arg::D(tol2),
+        ];
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.launch_with(f::MG_PERSISTENT, cfg, &args, true)
     }
 
     /// Enqueues one V-cycle on level `l` for `A_l x = b` (device pointers). `check`: its first

@@ -1,12 +1,13 @@
 //! [`DeviceSolver`]: one CUDA case's module, buffers and the enqueued solve.
 //!
-//! `run` enqueues a whole solve on the host's stream: a memset of the flags (and, for the
-//! per-kernel path, of the per-iteration scalar slots the kernels add into), then the solve. No
+//! `run` enqueues a whole solve on the host's stream: a memset of the flags (and, except for
+//! `cg_persistent`, of the per-iteration scalar slots the kernels add into), then the solve. No
 //! host synchronisation and no allocation: the stopping test runs on the device (see
 //! `cuda/poisson.cu`), so the sequence can be captured in a CUDA graph.
-//! - CG on a grid of at most [`PERSISTENT_MAX_POINTS`]: one cooperative launch of
-//!   `cg_persistent` runs the whole solve with grid-wide barriers (a launch per solve instead of
-//!   two per iteration, and the loop ends at convergence). [`CgPath`] picks it.
+//! - Grids of at most [`PERSISTENT_MAX_POINTS`]: one cooperative launch runs the whole solve
+//!   with grid-wide barriers (`cg_persistent` for CG, `mg_persistent` for MG and MG-PCG): a
+//!   launch per solve instead of two per CG iteration or about 35 per V-cycle, and the loop ends
+//!   at convergence. [`SolvePath`] picks it.
 //! - Otherwise `init_solve`, `max_iterations` iterations of kernels and `finish`; after
 //!   convergence every remaining kernel returns at its first instruction, and those launches
 //!   still cost their launch time, which README.md quantifies.
@@ -15,7 +16,8 @@
 //! the coarse inverse, read-only, is shared) and `run` cycles through them.
 //!
 //! ```text
-//! plan.rs     block shapes, CgPath (cg_persistent or launches), the stencil grid, tuning
+//! plan.rs     block shapes, SolvePath (one cooperative launch or launches), the stencil grid,
+//!             tuning
 //! solver.rs   DeviceSolver (setup, buffer sets, rotate, poison, results), BufferSet
 //! enqueue.rs  the kernel launches of one solve
 //! ```
@@ -25,7 +27,7 @@ mod plan;
 mod solver;
 
 pub use plan::{
-    BLOCK, CgPath, MAX_BLOCKS, PERSISTENT_BLOCKS_PER_SM, PERSISTENT_MAX_BLOCKS,
-    PERSISTENT_MAX_POINTS, STENCIL_BLOCK, STENCIL_PLANES, cg_path, stencil_grid, tuning,
+    BLOCK, MAX_BLOCKS, PERSISTENT_BLOCKS_PER_SM, PERSISTENT_MAX_BLOCKS, PERSISTENT_MAX_POINTS,
+    STENCIL_BLOCK, STENCIL_PLANES, SolvePath, solve_path, stencil_grid, tuning,
 };
 pub use solver::{BufferSet, DeviceSolver, as_bytes};

@@ -1,7 +1,7 @@
-//! How a solve is launched: the block shapes, the choice between `cg_persistent` (one
-//! cooperative launch per CG solve) and per-kernel launches ([`CgPath`]), the stencil's grid, and
-//! the device capacities they are sized from. [`tuning`] lets the GPU self-check and bench force
-//! a plan.
+//! How a solve is launched: the block shapes, the choice between one cooperative launch per
+//! solve (`cg_persistent`, `mg_persistent`) and per-kernel launches ([`SolvePath`]), the
+//! stencil's grid, and the device capacities they are sized from. [`tuning`] lets the GPU
+//! self-check and bench force a plan.
 
 use apex_plugin_api::cuda::CudaSession;
 use cudarc::driver::{CudaFunction, LaunchConfig};
@@ -16,8 +16,8 @@ pub const MAX_BLOCKS: usize = 1024;
 /// Block of `cg_direction`: 32 x 8 threads over x and y.
 pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
 
-/// CG grids of at most this many points run as one cooperative launch (`cg_persistent`); larger
-/// ones as launches. H100, 2026-11-25 (`poisson_gpu_check --bench`, µs per iteration, the
+/// Grids of at most this many points run as one cooperative launch (`cg_persistent`,
+/// `mg_persistent`); larger ones as launches. H100, 2026-11-25 (`poisson_gpu_check --bench`, µs per iteration, the
 /// to-1e-5 profiles): 64^3 9.6 persistent against 15.7 launches (the launches after
 /// convergence included); 128^3 67 against 46, as the co-resident grid (about 3 blocks of 256
 /// threads per SM at the kernel's register count) cannot keep DRAM busy.
@@ -31,7 +31,7 @@ pub const STENCIL_PLANES: usize = 8;
 /// The most blocks `cg_persistent` is launched with (its partial-sum arrays hold this many).
 pub const PERSISTENT_MAX_BLOCKS: usize = 2048;
 
-/// Overrides of the CG launch plan for the GPU self-check and bench (`poisson_gpu_check`), per
+/// Overrides of the launch plan for the GPU self-check and bench (`poisson_gpu_check`), per
 /// thread: a case set up on this thread inside [`tuning::with`] uses them. Never set by the
 /// plugin itself.
 pub mod tuning {
@@ -39,37 +39,39 @@ pub mod tuning {
 
     /// Which CG path to force, and its shape (0: the default).
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub struct CgTuning {
-        /// `Some(true)`: always `cg_persistent`; `Some(false)`: always launches.
+    pub struct PathTuning {
+        /// `Some(true)`: always the cooperative launch; `Some(false)`: always per-kernel
+        /// launches.
         pub persistent: Option<bool>,
-        /// `cg_persistent`'s blocks per SM.
+        /// The cooperative launch's blocks per SM.
         pub blocks_per_sm: u32,
         /// Planes per thread of `cg_direction`.
         pub stencil_zch: u32,
     }
 
     thread_local! {
-        static CURRENT: Cell<CgTuning> = const {
-            Cell::new(CgTuning { persistent: None, blocks_per_sm: 0, stencil_zch: 0 })
+        static CURRENT: Cell<PathTuning> = const {
+            Cell::new(PathTuning { persistent: None, blocks_per_sm: 0, stencil_zch: 0 })
         };
     }
 
     /// Runs `f` with `tuning` in force on this thread.
-    pub fn with<R>(tuning: CgTuning, f: impl FnOnce() -> R) -> R {
+    pub fn with<R>(tuning: PathTuning, f: impl FnOnce() -> R) -> R {
         apex_plugin_api::tuning::with_override(&CURRENT, tuning, f)
     }
 
-    pub(super) fn current() -> CgTuning {
+    pub(super) fn current() -> PathTuning {
         CURRENT.with(Cell::get)
     }
 }
 
-/// How a CG solve is launched.
+/// How a solve is launched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CgPath {
-    /// One cooperative launch of `cg_persistent` with this grid and planes per thread.
+pub enum SolvePath {
+    /// One cooperative launch (`cg_persistent` for CG, `mg_persistent` for MG and MG-PCG) with
+    /// this grid and planes per thread of its CG pass.
     Persistent { blocks: u32, zch: i32 },
-    /// Two kernels per iteration up to `max_iterations`.
+    /// Kernels per iteration (CG: two; MG: a V-cycle's) up to `max_iterations`.
     Launches,
 }
 
@@ -81,10 +83,13 @@ pub(super) fn grid_stride(n: usize) -> LaunchConfig {
     }
 }
 
-/// The launch plan of a CG solve on `d`: `cg_persistent` on small grids when the device can
-/// launch it cooperatively (`max_blocks` co-resident blocks of 256 threads; 0 when it cannot),
-/// with the 32 x 8 tiles cut in z so that there are about as many tiles as blocks.
-pub fn cg_path(d: Dims, sms: u32, occupancy: u32) -> CgPath {
+/// The launch plan of a solve on `d`: one cooperative launch on small grids when the device can
+/// launch it (`occupancy` co-resident blocks of 256 threads per SM; 0 when it cannot), with the
+/// CG pass's 32 x 8 tiles cut in z so that there are about as many tiles as blocks. The grid is
+/// one block per tile (for `cg_persistent`, whose blocks each own tiles) or, with
+/// `all_blocks`, every block requested (for `mg_persistent`, whose other steps are grid-stride
+/// loops).
+pub fn solve_path(d: Dims, sms: u32, occupancy: u32, all_blocks: bool) -> SolvePath {
     let forced = tuning::current();
     let per_sm = match forced.blocks_per_sm {
         0 => PERSISTENT_BLOCKS_PER_SM,
@@ -95,15 +100,19 @@ pub fn cg_path(d: Dims, sms: u32, occupancy: u32) -> CgPath {
         .persistent
         .unwrap_or(d.len() <= PERSISTENT_MAX_POINTS);
     if !wanted || per_sm == 0 || sms == 0 {
-        return CgPath::Launches;
+        return SolvePath::Launches;
     }
     let columns = d.nx.div_ceil(STENCIL_BLOCK.0 as usize) * d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
     let blocks = ((sms * per_sm) as usize).min(PERSISTENT_MAX_BLOCKS);
     let chunks = (blocks / columns).clamp(1, d.nz.max(1));
     let zch = d.nz.div_ceil(chunks).max(1);
     let tiles = columns * d.nz.div_ceil(zch);
-    CgPath::Persistent {
-        blocks: tiles.min(blocks) as u32,
+    SolvePath::Persistent {
+        blocks: if all_blocks {
+            blocks
+        } else {
+            tiles.min(blocks)
+        } as u32,
         zch: zch as i32,
     }
 }
@@ -151,7 +160,7 @@ pub(super) fn resident_blocks(
     Some(sms as usize * blocks as usize).filter(|&n| n > 0)
 }
 
-/// `(SM count, co-resident 256-thread blocks of `cg_persistent` per SM)`, or `None` when the
+/// `(SM count, co-resident 256-thread blocks of a persistent kernel per SM)`, or `None` when the
 /// device cannot launch cooperatively.
 pub(super) fn persistent_capacity(
     session: &CudaSession,

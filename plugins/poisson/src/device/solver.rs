@@ -7,11 +7,11 @@ use apex_plugin_api::{
     CudaHandles, PluginError,
     cuda::{CudaSession, cuda_error},
 };
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr};
 
 use super::enqueue::f;
 use super::plan::{
-    CgPath, MAX_BLOCKS, PERSISTENT_MAX_BLOCKS, cg_path, persistent_capacity, resident_blocks,
+    MAX_BLOCKS, PERSISTENT_MAX_BLOCKS, SolvePath, persistent_capacity, resident_blocks, solve_path,
 };
 use crate::{
     grid::{Dims, Hierarchy},
@@ -30,6 +30,9 @@ pub struct BufferSet {
     pub cg: Vec<CudaSlice<u8>>,
     /// `(x, b)` of levels 1.. of the hierarchy.
     pub levels: Vec<(CudaSlice<u8>, CudaSlice<u8>)>,
+    /// `mg_persistent`'s table of every level (its `struct Level`: x, b, nx ny, nz pad, ghost as
+    /// five 8-byte words; level 0's pointers unused); one word when there is no hierarchy.
+    pub level_table: CudaSlice<u64>,
     /// Per-iteration slots: res (max+2), pq (max+2), rz (max+2), as f64.
     pub scalars: CudaSlice<f64>,
     /// `cg_persistent`'s per-block partial sums: 4 x [`PERSISTENT_MAX_BLOCKS`] (empty otherwise).
@@ -49,8 +52,8 @@ pub struct DeviceSolver<T: Storage> {
     pub(super) hierarchy: Option<Hierarchy>,
     pub(super) coarse_inv: Option<CudaSlice<u8>>,
     pub(super) coarse_n: usize,
-    /// How CG runs (MG and MG-PCG always launch per kernel).
-    pub cg_path: CgPath,
+    /// How a solve runs: one cooperative launch or per-kernel launches.
+    pub solve_path: SolvePath,
     /// Co-resident blocks of `cg_direction` on this device (its grid's cap).
     pub(super) stencil_resident: usize,
     pub sets: Vec<BufferSet>,
@@ -102,12 +105,15 @@ impl<T: Storage> DeviceSolver<T> {
         };
         let stencil_resident =
             resident_blocks(&session, &functions[f::CG_DIRECTION], 256).unwrap_or(MAX_BLOCKS);
-        let cg_path = if method == Method::Cg {
-            persistent_capacity(&session, &functions[f::CG_PERSISTENT])
-                .map_or(CgPath::Launches, |(sms, occ)| cg_path(dims, sms, occ))
+        let persistent = if method == Method::Cg {
+            f::CG_PERSISTENT
         } else {
-            CgPath::Launches
+            f::MG_PERSISTENT
         };
+        let solve_path = persistent_capacity(&session, &functions[persistent])
+            .map_or(SolvePath::Launches, |(sms, occ)| {
+                solve_path(dims, sms, occ, method != Method::Cg)
+            });
         let mut solver = Self {
             session,
             functions,
@@ -117,7 +123,7 @@ impl<T: Storage> DeviceSolver<T> {
             hierarchy,
             coarse_inv,
             coarse_n,
-            cg_path,
+            solve_path,
             stencil_resident,
             sets: Vec::new(),
             cursor: 0,
@@ -156,7 +162,7 @@ impl<T: Storage> DeviceSolver<T> {
     fn cg_vectors(&self) -> usize {
         match self.method {
             // r, p0, p1, q; `cg_persistent`: p and two buffers each of r, w and s.
-            Method::Cg if matches!(self.cg_path, CgPath::Persistent { .. }) => 7,
+            Method::Cg if matches!(self.solve_path, SolvePath::Persistent { .. }) => 7,
             Method::Cg => 4,
             Method::Mg => 0,
             Method::MgPcg => 5,
@@ -175,7 +181,11 @@ impl<T: Storage> DeviceSolver<T> {
                 .collect::<Result<Vec<_>, PluginError>>()?,
             None => Vec::new(),
         };
+        let level_table = s
+            .clone_htod(&self.level_words(&levels))
+            .map_err(cuda_error)?;
         Ok(BufferSet {
+            level_table,
             b: vec(n)?,
             x: vec(n)?,
             cg: (0..self.cg_vectors())
@@ -194,6 +204,27 @@ impl<T: Storage> DeviceSolver<T> {
                 .map_err(cuda_error)?,
             flags: s.alloc_zeros::<i32>(8).map_err(cuda_error)?,
         })
+    }
+
+    /// `mg_persistent`'s level table for a set whose coarse levels are `levels`.
+    fn level_words(&self, levels: &[(CudaSlice<u8>, CudaSlice<u8>)]) -> Vec<u64> {
+        let Some(h) = &self.hierarchy else {
+            return vec![0];
+        };
+        let s = &self.session.stream;
+        let pack = |lo: usize, hi: usize| (lo as u32 as u64) | ((hi as u32 as u64) << 32);
+        h.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(l, level)| {
+                let (x, b) = match l.checked_sub(1).map(|i| &levels[i]) {
+                    Some((x, b)) => (x.device_ptr(s).0, b.device_ptr(s).0),
+                    None => (0, 0),
+                };
+                let d = level.dims;
+                [x, b, pack(d.nx, d.ny), pack(d.nz, 0), level.ghost.to_bits()]
+            })
+            .collect()
     }
 
     /// Copies `b` into set 0 (storage precision).
