@@ -28,3 +28,49 @@ call1() {
   done
   cat "$OUT/table.txt"
 }
+# Call 2 (issue 15): what a grid-wide barrier and a two-double all-reduce cost on this GPU
+# (benches/probes/grid_barrier.cu, built here with nvcc), then the Poisson check and bench again
+# after the step functions got their __restrict__ parameters back.
+call2() {
+  step nvcc 120 nvcc -O3 -arch=sm_90 -o "$OUT/grid_barrier" benches/probes/grid_barrier.cu
+  step barrier 120 "$OUT/grid_barrier"
+  cat "$OUT/barrier.log"; rm -f "$OUT/grid_barrier"
+  step poisson2 200 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson2.log" | head -20
+  grep -E "^bench" "$OUT/poisson2.log" | grep -v "zch\|/SM" | cut -c7-128
+  cat "$OUT/table.txt"
+}
+# Call 3 (issue 15): cg_resident (CG with the vectors in registers, one block per tile, halo
+# exchange through the tile surfaces): the Poisson check (CG on three launch plans) and bench;
+# then the 256^3 profiles of the binary built from 875e4dc (before the step functions) and of this
+# one, alternating, to tell a code change from this machine's own figures.
+call3() {
+  step poisson3 240 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson3.log" | head -20
+  grep -E "^bench" "$OUT/poisson3.log" | grep -v "zch" | cut -c7-150
+  for r in 1 2; do
+    step old256_$r 120 $B/poisson_gpu_check_875e4dc --only '256^3'
+    step new256_$r 120 $B/poisson_gpu_check --only '256^3'
+  done
+  for f in old256_1 new256_1 old256_2 new256_2; do
+    grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/$f.log" | grep -v "zch\|/SM" | cut -c7-118 | sed "s/^/$f /"
+  done
+  cat "$OUT/table.txt"
+}
+# Call 4 (issue 15): cg_resident with every halo load of an iteration in flight at once; the
+# buffers allocated in their old order (the level table last); the check and bench; the 256^3
+# profiles of 875e4dc and of this tree, alternating; Nsight Compute's warp states of cg_resident.
+call4() {
+  step poisson4 240 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson4.log" | head -20
+  grep -E "^bench" "$OUT/poisson4.log" | grep -v "launches zch" | cut -c7-150
+  step old256 120 $B/poisson_gpu_check_875e4dc --only '256^3'
+  step new256 120 $B/poisson_gpu_check --only '256^3'
+  for f in old256 new256; do
+    grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/$f.log" | grep -v "zch\|/SM" | cut -c7-118 | sed "s/^/$f /"
+  done
+  step ncu 120 ncu --kernel-name cg_resident --launch-count 1 --section WarpStateStats \
+    --section SchedulerStats --section LaunchStats $B/poisson_gpu_check --only 'cg 64^3 to 1e-5'
+  grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Duration|Registers" "$OUT/ncu.log" | head -40
+  cat "$OUT/table.txt"
+}

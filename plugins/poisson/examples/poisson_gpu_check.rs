@@ -329,9 +329,10 @@ fn path_tunings(p: &Profile) -> Vec<(String, PathTuning)> {
         }
         for b in [2, 4] {
             v.push((
-                format!(" [persistent {b}/SM]"),
+                format!(" [cg_persistent {b}/SM]"),
                 PathTuning {
                     persistent: Some(true),
+                    resident: Some(false),
                     blocks_per_sm: b,
                     stencil_zch: 0,
                 },

@@ -10,7 +10,10 @@ use half::f16;
 
 use crate::{
     case::default_tolerance,
-    device::tuning::{self, PathTuning},
+    device::{
+        SolvePath,
+        tuning::{self, PathTuning},
+    },
     harness::{check, describe, grid, typed_case},
     real::Storage,
     reference,
@@ -97,7 +100,7 @@ fn one<T: Storage>(
     o: &[(&'static str, ParamValue)],
     tolerance: &Tolerance,
     sync: &dyn Fn() -> Result<(), PluginError>,
-) -> Result<(Vec<Verdict>, Report), PluginError> {
+) -> Result<(Vec<Verdict>, Report, Option<SolvePath>), PluginError> {
     let mut case = typed_case::<T>(method, o, Backend::Cuda, 1, Some(handles))?;
     let first = check(&mut case, 11, tolerance, sync)?;
     let second = check(&mut case, 12, tolerance, sync)?;
@@ -120,7 +123,7 @@ fn one<T: Storage>(
     if sets != 4 {
         return Err(PluginError::other(format!("rotate(4) gave {sets} sets")));
     }
-    Ok((verdicts, reference))
+    Ok((verdicts, reference, case.solve_path()))
 }
 
 /// The relative residual fp16 solves stop at: above fp16's rounding floor (about 1e-3), and
@@ -131,13 +134,25 @@ pub const FP16_TOLERANCE: f64 = 3e-3;
 pub fn run(handles: CudaHandles, sync: &dyn Fn() -> Result<(), PluginError>) -> Vec<CheckLine> {
     let mut lines = Vec::new();
     for (method, g, max, tol, converges) in variants() {
-        // Every method runs both launch plans: one cooperative launch (`cg_persistent`,
-        // `mg_persistent`) and the per-kernel launches.
-        for (persistent, label) in [(true, "path=persistent"), (false, "path=launches")] {
-            let tuning = PathTuning {
-                persistent: Some(persistent),
-                ..PathTuning::default()
-            };
+        // Every method runs on each launch plan: one cooperative launch (`cg_resident`,
+        // `cg_persistent`, `mg_persistent`) and the per-kernel launches.
+        let resident = PathTuning {
+            persistent: Some(true),
+            ..PathTuning::default()
+        };
+        let persistent = PathTuning {
+            resident: Some(false),
+            ..resident
+        };
+        let launches = PathTuning {
+            persistent: Some(false),
+            ..PathTuning::default()
+        };
+        let mut plans = vec![("path=persistent", persistent), ("path=launches", launches)];
+        if method == Method::Cg {
+            plans.insert(0, ("path=resident", resident));
+        }
+        for (label, tuning) in plans {
             tuning::with(tuning, || {
                 lines.extend(variant_lines(
                     handles,
@@ -193,7 +208,7 @@ fn variant_lines(
                 Precision::Fp32
             };
             let tolerance = default_tolerance(precision);
-            let result = match storage {
+            let ran = match storage {
                 "fp32" => one::<f32>(handles, method, &o, &tolerance, sync),
                 "fp64" => one::<f64>(handles, method, &o, &tolerance, sync),
                 _ => one::<f16>(handles, method, &o, &tolerance, sync),
@@ -205,12 +220,17 @@ fn variant_lines(
                     "fp64" => "fp64",
                     _ => "fp16",
                 },
-                params: match label {
-                    Some(l) => format!("{} {l}", describe(&o)),
-                    None => describe(&o),
+                // The plan asked for and the one that ran (a plan falls back where its kernel
+                // does not fit or is slower, e.g. `cg_resident` in f64).
+                params: match (label, &ran) {
+                    (Some(l), Ok((_, _, Some(path)))) => {
+                        format!("{} {l} ran={}", describe(&o), path.name())
+                    }
+                    (Some(l), _) => format!("{} {l}", describe(&o)),
+                    (None, _) => describe(&o),
                 },
                 expect_converged: converges,
-                result,
+                result: ran.map(|(v, r, _)| (v, r)),
                 tolerance,
             });
         }

@@ -34,6 +34,7 @@ pub(super) mod f {
     pub const FINISH: usize = 8;
     pub const CG_PERSISTENT: usize = 9;
     pub const MG_PERSISTENT: usize = 10;
+    pub const CG_RESIDENT: usize = 11;
 }
 
 impl<T: Storage> DeviceSolver<T> {
@@ -96,10 +97,14 @@ impl<T: Storage> DeviceSolver<T> {
         // The flags (and cg_persistent's barrier) start at zero on every solve; the per-iteration
         // slots too, where kernels add into them. Memsets are capturable nodes.
         memset_zero(&stream, fl, 32)?;
-        if let SolvePath::Persistent { blocks, zch } = self.solve_path
-            && self.method == Method::Cg
-        {
-            return self.enqueue_persistent(set, blocks, zch);
+        match self.solve_path {
+            SolvePath::Persistent { blocks, zch } if self.method == Method::Cg => {
+                return self.enqueue_cg_cooperative(set, f::CG_PERSISTENT, blocks, zch);
+            }
+            SolvePath::Resident { blocks, zch } => {
+                return self.enqueue_cg_cooperative(set, f::CG_RESIDENT, blocks, zch);
+            }
+            _ => {}
         }
         memset_zero(&stream, sc, 3 * self.scalar_len() * 8)?;
         if let SolvePath::Persistent { blocks, zch } = self.solve_path {
@@ -193,11 +198,12 @@ impl<T: Storage> DeviceSolver<T> {
         )
     }
 
-    /// The whole CG solve as one cooperative launch of `cg_persistent`, which writes every
-    /// scalar slot it reports (no memset of them needed).
-    fn enqueue_persistent(
+    /// The whole CG solve as one cooperative launch of `cg_persistent` or `cg_resident`, which
+    /// write every scalar slot they report (no memset of them needed).
+    fn enqueue_cg_cooperative(
         &self,
         set: &BufferSet,
+        func: usize,
         blocks: u32,
         zch: i32,
     ) -> Result<(), PluginError> {
@@ -210,33 +216,36 @@ impl<T: Storage> DeviceSolver<T> {
         let cg: Vec<u64> = set.cg.iter().map(ptr).collect();
         let d = self.dims;
         let tol2 = self.settings.tolerance * self.settings.tolerance;
-        let args = [
+        // The set's CG buffers are r0, p, r1, w0, w1, s0, s1; `cg_persistent` takes p first,
+        // `cg_resident` keeps p in registers.
+        let order: &[usize] = if func == f::CG_RESIDENT {
+            &[0, 2, 3, 4, 5, 6]
+        } else {
+            &[1, 0, 2, 3, 4, 5, 6]
+        };
+        let mut args = vec![
             Arg::P(fl),
             Arg::P(res),
             Arg::P(pq),
             Arg::P(part),
             Arg::P(ptr(&set.b)),
             Arg::P(ptr(&set.x)),
-            Arg::P(cg[1]),
-            Arg::P(cg[0]),
-            Arg::P(cg[2]),
-            Arg::P(cg[3]),
-            Arg::P(cg[4]),
-            Arg::P(cg[5]),
-            Arg::P(cg[6]),
+        ];
+        args.extend(order.iter().map(|&i| Arg::P(cg[i])));
+        args.extend_from_slice(&[
             Arg::I(d.nx as i32),
             Arg::I(d.ny as i32),
             Arg::I(d.nz as i32),
             Arg::I(zch),
             Arg::I(self.settings.max_iterations as i32),
             Arg::D(tol2),
-        ];
+        ]);
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        self.launch_with(f::CG_PERSISTENT, cfg, &args, true)
+        self.launch_with(func, cfg, &args, true)
     }
 
     /// The whole MG or MG-PCG solve as one cooperative launch of `mg_persistent` (the scalar

@@ -30,6 +30,14 @@ pub const PERSISTENT_BLOCKS_PER_SM: u32 = 4;
 pub const STENCIL_PLANES: usize = 8;
 /// The most blocks `cg_persistent` is launched with (its partial-sum arrays hold this many).
 pub const PERSISTENT_MAX_BLOCKS: usize = 2048;
+/// Blocks per SM of `cg_resident` (capped by its occupancy): one, as a grid barrier and the
+/// all-reduce after it cost more with more blocks (H100, `benches/probes/grid_barrier.cu`:
+/// barrier and all-reduce 2.1 µs with 132 blocks, 3.0 with 264, 5.1 with 528).
+pub const RESIDENT_BLOCKS_PER_SM: u32 = 1;
+/// The most blocks `cg_resident` runs with (every thread of a block reads one partial sum).
+pub const RESIDENT_MAX_BLOCKS: usize = 256;
+/// The most z-planes a `cg_resident` thread holds (`RES_ZMAX` in `cuda/poisson.cu`).
+pub const RESIDENT_MAX_PLANES: usize = 8;
 
 /// Overrides of the launch plan for the GPU self-check and bench (`poisson_gpu_check`), per
 /// thread: a case set up on this thread inside [`tuning::with`] uses them. Never set by the
@@ -43,6 +51,9 @@ pub mod tuning {
         /// `Some(true)`: always the cooperative launch; `Some(false)`: always per-kernel
         /// launches.
         pub persistent: Option<bool>,
+        /// CG's cooperative launch: `Some(false)`: `cg_persistent` even where `cg_resident`
+        /// fits.
+        pub resident: Option<bool>,
         /// The cooperative launch's blocks per SM.
         pub blocks_per_sm: u32,
         /// Planes per thread of `cg_direction`.
@@ -51,7 +62,12 @@ pub mod tuning {
 
     thread_local! {
         static CURRENT: Cell<PathTuning> = const {
-            Cell::new(PathTuning { persistent: None, blocks_per_sm: 0, stencil_zch: 0 })
+            Cell::new(PathTuning {
+                persistent: None,
+                resident: None,
+                blocks_per_sm: 0,
+                stencil_zch: 0,
+            })
         };
     }
 
@@ -71,8 +87,22 @@ pub enum SolvePath {
     /// One cooperative launch (`cg_persistent` for CG, `mg_persistent` for MG and MG-PCG) with
     /// this grid and planes per thread of its CG pass.
     Persistent { blocks: u32, zch: i32 },
+    /// CG in one cooperative launch of `cg_resident`: one block per 32 x 8 x `zch` tile, the
+    /// vectors in registers.
+    Resident { blocks: u32, zch: i32 },
     /// Kernels per iteration (CG: two; MG: a V-cycle's) up to `max_iterations`.
     Launches,
+}
+
+impl SolvePath {
+    /// The kernel (or `launches`) that runs the solve, for labels.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SolvePath::Persistent { .. } => "persistent",
+            SolvePath::Resident { .. } => "resident",
+            SolvePath::Launches => "launches",
+        }
+    }
 }
 
 pub(super) fn grid_stride(n: usize) -> LaunchConfig {
@@ -102,11 +132,8 @@ pub fn solve_path(d: Dims, sms: u32, occupancy: u32, all_blocks: bool) -> SolveP
     if !wanted || per_sm == 0 || sms == 0 {
         return SolvePath::Launches;
     }
-    let columns = d.nx.div_ceil(STENCIL_BLOCK.0 as usize) * d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
     let blocks = ((sms * per_sm) as usize).min(PERSISTENT_MAX_BLOCKS);
-    let chunks = (blocks / columns).clamp(1, d.nz.max(1));
-    let zch = d.nz.div_ceil(chunks).max(1);
-    let tiles = columns * d.nz.div_ceil(zch);
+    let (zch, tiles) = tiling(d, blocks);
     SolvePath::Persistent {
         blocks: if all_blocks {
             blocks
@@ -115,6 +142,39 @@ pub fn solve_path(d: Dims, sms: u32, occupancy: u32, all_blocks: bool) -> SolveP
         } as u32,
         zch: zch as i32,
     }
+}
+
+/// CG's launch plan on `d`: `cg_resident` where one block per tile fits at most
+/// [`RESIDENT_MAX_PLANES`] planes per tile (`resident_occupancy`: its co-resident blocks per SM),
+/// else what [`solve_path`] picks with `persistent_occupancy` (`cg_persistent` or launches).
+pub fn cg_plan(d: Dims, sms: u32, persistent_occupancy: u32, resident_occupancy: u32) -> SolvePath {
+    let base = solve_path(d, sms, persistent_occupancy, false);
+    let forced = tuning::current();
+    if !matches!(base, SolvePath::Persistent { .. }) || forced.resident == Some(false) {
+        return base;
+    }
+    let per_sm = match forced.blocks_per_sm {
+        0 => RESIDENT_BLOCKS_PER_SM,
+        n => n,
+    }
+    .min(resident_occupancy);
+    let blocks = ((sms * per_sm) as usize).min(RESIDENT_MAX_BLOCKS);
+    let (zch, tiles) = tiling(d, blocks);
+    if per_sm == 0 || zch > RESIDENT_MAX_PLANES || tiles > blocks {
+        return base;
+    }
+    SolvePath::Resident {
+        blocks: tiles as u32,
+        zch: zch as i32,
+    }
+}
+
+/// The 32 x 8 columns of `d` cut in z into about `blocks` tiles: `(planes per tile, tiles)`.
+fn tiling(d: Dims, blocks: usize) -> (usize, usize) {
+    let columns = d.nx.div_ceil(STENCIL_BLOCK.0 as usize) * d.ny.div_ceil(STENCIL_BLOCK.1 as usize);
+    let chunks = (blocks / columns).clamp(1, d.nz.max(1));
+    let zch = d.nz.div_ceil(chunks).max(1);
+    (zch, columns * d.nz.div_ceil(zch))
 }
 
 /// `cg_direction`'s grid and its planes per thread ([`STENCIL_PLANES`]): one block per 32 x 8
@@ -175,4 +235,74 @@ pub(super) fn persistent_capacity(
         return None;
     }
     per_sm(session, function, BLOCK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An H100: 132 SMs; `cg_persistent` 4 blocks per SM, `cg_resident` 1.
+    fn h100(d: Dims) -> SolvePath {
+        cg_plan(d, 132, 4, 1)
+    }
+
+    #[test]
+    fn cg_resident_takes_the_self_checks_grids_with_one_tile_per_block() {
+        for (nx, ny, nz) in [
+            (64, 64, 64),
+            (32, 32, 32),
+            (64, 32, 16),
+            (48, 40, 24),
+            (33, 17, 9),
+        ] {
+            let d = Dims::new(nx, ny, nz);
+            let SolvePath::Resident { blocks, zch } = h100(d) else {
+                panic!("{d}: expected cg_resident, got {:?}", h100(d));
+            };
+            let (planes, tiles) = tiling(d, blocks as usize);
+            assert_eq!((planes, tiles), (zch as usize, blocks as usize), "{d}");
+            assert!(blocks <= 132 && zch as usize <= RESIDENT_MAX_PLANES, "{d}");
+            let columns = nx.div_ceil(32) * ny.div_ceil(8);
+            assert!(
+                columns * nz.div_ceil(zch as usize) == blocks as usize,
+                "{d}"
+            );
+        }
+        // 64^3: 16 columns x 8 chunks of 8 planes.
+        assert_eq!(
+            h100(Dims::new(64, 64, 64)),
+            SolvePath::Resident {
+                blocks: 128,
+                zch: 8
+            }
+        );
+    }
+
+    #[test]
+    fn cg_falls_back_where_a_tile_would_need_more_planes_or_blocks() {
+        // One column of 2,000 planes: 132 chunks of 16 planes, beyond RESIDENT_MAX_PLANES.
+        let deep = Dims::new(1, 1, 2000);
+        assert!(deep.len() <= PERSISTENT_MAX_POINTS);
+        assert!(matches!(h100(deep), SolvePath::Persistent { .. }));
+        // More 32 x 8 columns than blocks.
+        let wide = Dims::new(512, 512, 1);
+        assert!(matches!(h100(wide), SolvePath::Persistent { .. }));
+        // No cooperative launch of cg_resident (occupancy 0): cg_persistent.
+        assert!(matches!(
+            cg_plan(Dims::new(64, 64, 64), 132, 4, 0),
+            SolvePath::Persistent { .. }
+        ));
+        // Above PERSISTENT_MAX_POINTS: launches.
+        assert_eq!(h100(Dims::new(128, 128, 128)), SolvePath::Launches);
+    }
+
+    #[test]
+    fn forcing_cg_persistent_skips_cg_resident() {
+        let t = tuning::PathTuning {
+            resident: Some(false),
+            ..tuning::PathTuning::default()
+        };
+        let plan = tuning::with(t, || h100(Dims::new(64, 64, 64)));
+        assert!(matches!(plan, SolvePath::Persistent { .. }));
+    }
 }
