@@ -74,3 +74,68 @@ call4() {
   grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Duration|Registers" "$OUT/ncu.log" | head -40
   cat "$OUT/table.txt"
 }
+# Call 5 (issue 15): CG's update recomputes A p instead of reading it back (8 words per point
+# per iteration instead of 10; cg_direction no longer stores q): the check and bench; the 256^3
+# profiles of 875e4dc and of this tree; then the poisson suite through apex-host (carried in
+# .device/host/release with the plugin library) as a user's report shows it.
+call5() {
+  step poisson5 240 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson5.log" | head -20
+  grep -E "^bench" "$OUT/poisson5.log" | grep -v "launches zch" | cut -c7-150
+  step old256 120 $B/poisson_gpu_check_875e4dc --only '256^3'
+  step new256 120 $B/poisson_gpu_check --only '256^3'
+  for f in old256 new256; do
+    grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/$f.log" | grep -v "zch\|/SM" | cut -c7-118 | sed "s/^/$f /"
+  done
+  step host 240 env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host run --no-build \
+    --backends cuda --filter 'poisson.*' --output-dir "$OUT/host"
+  tail -5 "$OUT/host.log"
+  python3 - "$OUT/host/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print('status', s['status'], s['counts'], 'sampling %.1f %%' % (s.get('time_accounting') or {}).get('sampling_pct', 0))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('throughput') or {}
+    f = c.get('figures') or {}
+    print('%-70s %-6s %10.1f us  it %-4s %5.1f %% of copy  %s' % (k[:70], c['status'], (c.get('p50_ms') or 0) * 1e3,
+          f.get('iterations', '-'), t.get('pct_of_copy_bandwidth') or 0, (c.get('reason') or '')[:60]))
+PY
+  (cd "$OUT/host" && cp summary.json ../host_summary.json && cp summary.md ../host_summary.md) && rm -rf "$OUT/host"
+  cat "$OUT/table.txt"
+}
+# Call 6 (issue 15): where the per-kernel path at 256^3 lost 4-15 % against 875e4dc (its kernels'
+# SASS is the same): Nsight Compute's per-kernel durations of the first 500 kernels of the MG
+# 256^3 profile (its check solve) in both binaries; then the poisson suite through apex-host on
+# this tree (the library of call 5 was the 8-word variant, reverted).
+call6() {
+  for v in poisson_gpu_check_875e4dc poisson_gpu_check; do
+    step ncu_$v 150 ncu --metrics gpu__time_duration.sum --launch-count 500 --print-summary per-kernel \
+      $B/$v --only 'mg 256^3 cap 10'
+    grep -E "^  [a-z_]+\(|gpu__time_duration" "$OUT/ncu_$v.log" | sed -E 's/\(int.*\) \(/ (/; s/, Context.*//; s/ +/ /g' | paste - - | cut -c1-150
+  done
+  step host 240 env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host run --no-build \
+    --backends cuda --filter 'poisson.*' --output-dir "$OUT/host"
+  python3 - "$OUT/host/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print('status', s['status'], s['counts'], 'sampling %.1f %%' % (s.get('time_accounting') or {}).get('sampling_pct', 0))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('throughput') or {}
+    f = (c.get('figures') or {}).get('iterations') or {}
+    print('%-100s %-6s %10.1f us it %-4s %5.1f %%' % (k[:100], c['status'], (c.get('p50_ms') or 0) * 1e3,
+          f.get('value', '-'), t.get('pct_of_copy_bandwidth') or 0))
+PY
+  (cd "$OUT/host" && cp summary.json ../host_summary.json && cp summary.md ../host_summary.md) && rm -rf "$OUT/host"
+  cat "$OUT/table.txt"
+}
+# Call 7 (issue 15): rbgs with every load issued before the sum (call 6 found its fine-level
+# sweep 28 % slower than 875e4dc's: ptxas had put each add between the loads); the check and
+# bench, then 875e4dc's 256^3 profiles beside this tree's.
+call7() {
+  step poisson7 240 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson7.log" | head -20
+  grep -E "^bench" "$OUT/poisson7.log" | grep -v "launches zch" | cut -c7-150
+  step old256 120 $B/poisson_gpu_check_875e4dc --only '256^3'
+  grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/old256.log" | grep -v "zch\|/SM" | cut -c7-118 | sed "s/^/old256 /"
+  cat "$OUT/table.txt"
+}
