@@ -16,11 +16,12 @@ pub const MAX_BLOCKS: usize = 1024;
 /// Block of `cg_direction`: 32 x 8 threads over x and y.
 pub const STENCIL_BLOCK: (u32, u32) = (32, 8);
 
-/// Grids of at most this many points run as one cooperative launch (`cg_persistent`,
-/// `mg_persistent`); larger ones as launches. H100, 2026-11-25 (`poisson_gpu_check --bench`, µs per iteration, the
-/// to-1e-5 profiles): 64^3 9.6 persistent against 15.7 launches (the launches after
-/// convergence included); 128^3 67 against 46, as the co-resident grid (about 3 blocks of 256
-/// threads per SM at the kernel's register count) cannot keep DRAM busy.
+/// Grids of at most this many points run as one cooperative launch (`cg_resident` or
+/// `cg_persistent`, `mg_persistent`); larger ones as launches. H100, 2026-11-25
+/// (`poisson_gpu_check --bench`, µs per CG iteration, the to-1e-5 profiles): 64^3 4.1 resident,
+/// 9.6 persistent, 17.4 launches (the launches after convergence included); 128^3 67
+/// persistent against 46 launches, as the co-resident grid (about 3 blocks of 256 threads per SM
+/// at the kernel's register count) cannot keep DRAM busy.
 pub const PERSISTENT_MAX_POINTS: usize = 64 * 64 * 64;
 /// Blocks per SM of `cg_persistent`, capped by its occupancy (H100: 4 requested, 352 launched at
 /// 64^3: 9.56 us per iteration; 2: 9.70).
