@@ -139,3 +139,13 @@ call7() {
   grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/old256.log" | grep -v "zch\|/SM" | cut -c7-118 | sed "s/^/old256 /"
   cat "$OUT/table.txt"
 }
+# Call 8 (issue 15): after cg_persistent and cg_resident share their scalar recurrence
+# (CgScalars): the Poisson self-check, then the CG profiles at 64^3 and 16^3.
+call8() {
+  step poisson8 120 $B/poisson_gpu_check
+  grep -E "^(FAIL|RESULT|checks)" "$OUT/poisson8.log" | head -10
+  step cg8 60 $B/poisson_gpu_check --only 'cg 64^3 to 1e-5'
+  step cg16 60 $B/poisson_gpu_check --only 'cg 16^3'
+  grep -hE "^bench cg" "$OUT/cg8.log" "$OUT/cg16.log" | grep -v "zch" | cut -c7-150
+  cat "$OUT/table.txt"
+}

@@ -542,6 +542,34 @@ __device__ __forceinline__ void grid_totals(const double* pu, const double* pv, 
     __syncthreads();
 }
 
+// Chronopoulos and Gear's scalars from iteration to iteration, the same in every block (every
+// block reads the same totals): `cg_persistent` and `cg_resident` share them.
+struct CgScalars {
+    double alpha = 0.0, beta = 0.0, g_prev = 0.0, g0 = 0.0;
+
+    // After iteration k's totals g = r_k.r_k and d = (A r_k).r_k: block 0 records them in res[k]
+    // and pq[k]; the stopping test g <= tol2 g0 (converged) or k == max_it ends the solve (true);
+    // else alpha_k and beta_k for the next pass.
+    __device__ bool next(int k, double g, double d, double* res, double* pq, double tol2,
+                         int max_it, bool& converged) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            res[k] = g;
+            pq[k] = d;
+        }
+        if (k == 0) g0 = g;
+        if (g <= tol2 * g0) {
+            converged = true;
+            return true;
+        }
+        if (k == max_it) return true;
+        const double bk = k == 0 ? 0.0 : g / g_prev;
+        alpha = k == 0 ? g / d : g / (d - bk * g / alpha);
+        beta = bk;
+        g_prev = g;
+        return false;
+    }
+};
+
 // Block: 256 threads, one 32 x 8 tile of (x, y) marching `zch` planes in z (the tiles are dealt
 // to the blocks round robin). part: 4 x gridDim.x doubles. rb/wb/sb: the two buffers of r, w, s.
 extern "C" __global__ void __launch_bounds__(256)
@@ -557,7 +585,7 @@ cg_persistent(int* flags, double* res, double* pq, double* part, const S* __rest
     const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
 
     // One pass: k = 0 is the start (x = 0, r_0 = b, w_0 = A b); k >= 1 is iteration k.
-    double a_prev = 0.0, b_prev = 0.0, g_prev = 0.0, g0 = 0.0;
+    CgScalars cs;
     int k = 0;
     bool converged = false;
     for (;; ++k) {
@@ -569,7 +597,7 @@ cg_persistent(int* flags, double* res, double* pq, double* part, const S* __rest
         // s_{k-1} is written to the buffer of parity k-1, s_{k-2} read from that of parity k.
         S* __restrict__ s_out = old ? sb1 : sb0;
         const S* __restrict__ s_in = cur ? sb1 : sb0;
-        const A alpha = (A)a_prev, beta = (A)b_prev;
+        const A alpha = (A)cs.alpha, beta = (A)cs.beta;
         const bool start = k == 0, second = k == 1;
         // s_{k-1} at j, and r_k at j.
         auto Sv = [&](long long j) -> A {
@@ -618,20 +646,7 @@ cg_persistent(int* flags, double* res, double* pq, double* part, const S* __rest
         grid_barrier(count, target);
         double g, d;
         grid_totals(pg, pd, g, d);
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
-            res[k] = g;
-            pq[k] = d;
-        }
-        if (start) g0 = g;
-        if (g <= tol2 * g0) {
-            converged = true;
-            break;
-        }
-        if (k == max_it) break;
-        const double bk = start ? 0.0 : g / g_prev;
-        a_prev = start ? g / d : g / (d - bk * g / a_prev);
-        b_prev = bk;
-        g_prev = g;
+        if (cs.next(k, g, d, res, pq, tol2, max_it, converged)) break;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         flags[1] = k;
@@ -865,7 +880,7 @@ cg_resident(int* flags, double* res, double* pq, double* part, const S* __restri
         sreg[j] = (A)0;
     }
 
-    double a_prev = 0.0, b_prev = 0.0, g_prev = 0.0, g0 = 0.0;
+    CgScalars cs;
     int k = 0;
     bool converged = false;
     for (;; ++k) {
@@ -877,7 +892,7 @@ cg_resident(int* flags, double* res, double* pq, double* part, const S* __restri
         S* r_out = old ? rb0 : rb1;
         S* w_out = old ? wb0 : wb1;
         S* s_out = old ? sb0 : sb1;
-        const A alpha = (A)a_prev, beta = (A)b_prev;
+        const A alpha = (A)cs.alpha, beta = (A)cs.beta;
         // The halo: r_k at the points of other tiles next to this thread's, recomputed from
         // what those tiles stored last iteration (r, w, s; b at the start). First every load,
         // each group in one branch with nothing but loads in it, so all of them are in flight at
@@ -987,20 +1002,7 @@ cg_resident(int* flags, double* res, double* pq, double* part, const S* __restri
         grid_barrier(count, target);
         double g, d;
         resident_totals(pg, pd, g, d);
-        if (blockIdx.x == 0 && threadIdx.x == 0) {
-            res[k] = g;
-            pq[k] = d;
-        }
-        if (start) g0 = g;
-        if (g <= tol2 * g0) {
-            converged = true;
-            break;
-        }
-        if (k == max_it) break;
-        const double bk = start ? 0.0 : g / g_prev;
-        a_prev = start ? g / d : g / (d - bk * g / a_prev);
-        b_prev = bk;
-        g_prev = g;
+        if (cs.next(k, g, d, res, pq, tol2, max_it, converged)) break;
     }
     if (valid) {
 #pragma unroll
