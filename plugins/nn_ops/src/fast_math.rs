@@ -58,12 +58,20 @@ pub(crate) use simd_dispatch;
 /// so the result is never infinite or subnormal (`e^-87` stands for anything smaller).
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
+    let e = exp_f32_clamped(x);
+    if x.is_nan() { x } else { e }
+}
+
+/// [`exp_f32`] without its NaN select: a NaN gives some finite value. For callers whose result
+/// keeps a NaN input NaN anyway (`x / (1 + e^-x)`), the select is two vector operations of about
+/// twenty for nothing.
+#[inline(always)]
+fn exp_f32_clamped(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer without a libm call.
     const ROUND: f32 = 12_582_912.0;
-    // max/min rather than clamp: they lower to maxps/minps (clamp's NaN rules do not); NaN is
-    // passed through by the select at the end.
-    let x0 = x;
+    // max/min rather than clamp: they lower to maxps/minps (clamp's NaN rules do not); a NaN
+    // becomes -87 here (exp_f32 passes it through by its select).
     #[expect(
         clippy::manual_clamp,
         reason = "clamp's NaN rules keep it from vectorizing"
@@ -89,8 +97,7 @@ pub fn exp_f32(x: f32) -> f32 {
         .wrapping_sub(0x4B40_0000)
         .wrapping_add(127))
         << 23;
-    let e = y * f32::from_bits(pow2n);
-    if x0.is_nan() { x0 } else { e }
+    y * f32::from_bits(pow2n)
 }
 
 /// `ln(x)` in f32 for positive, finite, normal `x` (Cephes `logf`: the exponent from the bits,
@@ -175,13 +182,13 @@ pub const GELU_TANH_C: f64 = 0.044_715;
 #[inline(always)]
 pub fn gelu_tanh_f32(x: f32) -> f32 {
     let u = SQRT_2_OVER_PI as f32 * (x + GELU_TANH_C as f32 * x * x * x);
-    x / (1.0 + exp_f32(-2.0 * u))
+    x / (1.0 + exp_f32_clamped(-2.0 * u))
 }
 
 /// `x * sigmoid(x)`.
 #[inline(always)]
 pub fn swish_f32(x: f32) -> f32 {
-    x / (1.0 + exp_f32(-x))
+    x / (1.0 + exp_f32_clamped(-x))
 }
 
 /// Lanes of the row reductions: eight independent accumulators, which LLVM keeps in vector
