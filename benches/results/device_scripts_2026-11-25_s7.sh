@@ -149,3 +149,12 @@ call8() {
   grep -hE "^bench cg" "$OUT/cg8.log" "$OUT/cg16.log" | grep -v "zch" | cut -c7-150
   cat "$OUT/table.txt"
 }
+# Call 9 (issue 15): after enqueue.rs dispatches each launch plan from one match (the per-kernel
+# sequence in its own function): the Poisson self-check and the 64^3 profiles.
+call9() {
+  step poisson9 120 $B/poisson_gpu_check
+  grep -E "^(FAIL|RESULT|checks)" "$OUT/poisson9.log" | head -10
+  step p64 90 $B/poisson_gpu_check --only '64^3 seed cap'
+  grep -hE "^bench" "$OUT/p64.log" | grep -v "zch [0-9]" | cut -c7-150
+  cat "$OUT/table.txt"
+}

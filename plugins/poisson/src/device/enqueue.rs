@@ -71,15 +71,64 @@ impl<T: Storage> DeviceSolver<T> {
         launched.map(drop).map_err(cuda_error)
     }
 
+    /// Enqueues one solve on buffer set `set_index`: the memsets, then the plan's cooperative
+    /// launch or the per-kernel sequence.
     pub(super) fn enqueue(&self, set_index: usize) -> Result<(), PluginError> {
-        let stream = self.session.stream.clone();
+        let stream = &self.session.stream;
         let set = &self.sets[set_index];
+        // The flags (and the cooperative kernels' barrier) start at zero on every solve; the
+        // per-iteration slots too, where kernels add into them (the cooperative CG kernels write
+        // theirs). Memsets are capturable nodes.
+        memset_zero(stream, set.flags.device_ptr(stream).0, 32)?;
+        match (self.solve_path, self.method) {
+            (SolvePath::Resident { blocks, zch }, _) => {
+                self.enqueue_cg_cooperative(set, f::CG_RESIDENT, blocks, zch)
+            }
+            (SolvePath::Persistent { blocks, zch }, Method::Cg) => {
+                self.enqueue_cg_cooperative(set, f::CG_PERSISTENT, blocks, zch)
+            }
+            (path, _) => {
+                let bytes = 3 * self.scalar_len() * 8;
+                memset_zero(stream, set.scalars.device_ptr(stream).0, bytes)?;
+                match path {
+                    SolvePath::Persistent { blocks, zch } => {
+                        self.enqueue_mg_persistent(set, blocks, zch)
+                    }
+                    _ => self.enqueue_launches(set),
+                }
+            }
+        }
+    }
+
+    fn tol2(&self) -> f64 {
+        self.settings.tolerance * self.settings.tolerance
+    }
+
+    /// Launches `func` cooperatively on `blocks` blocks of [`BLOCK`] threads (it fails rather
+    /// than start a grid that cannot be co-resident).
+    fn launch_cooperative(
+        &self,
+        func: usize,
+        blocks: u32,
+        args: &[Arg],
+    ) -> Result<(), PluginError> {
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.launch_with(func, cfg, args, true)
+    }
+
+    /// `init_solve`, `max_iterations` iterations of CG, MG or MG-PCG kernels, and `finish`.
+    fn enqueue_launches(&self, set: &BufferSet) -> Result<(), PluginError> {
+        let stream = self.session.stream.clone();
         let ptr = |s: &CudaSlice<u8>| s.device_ptr(&stream).0;
         let (sc, _) = set.scalars.device_ptr(&stream);
         let (fl, _) = set.flags.device_ptr(&stream);
         let m = self.scalar_len() as u64 * 8;
         let (res, pq, rz) = (sc, sc + m, sc + 2 * m);
-        let tol2 = self.settings.tolerance * self.settings.tolerance;
+        let tol2 = self.tol2();
         let ctl = |k: usize, check: bool| {
             [
                 Arg::P(fl),
@@ -94,22 +143,6 @@ impl<T: Storage> DeviceSolver<T> {
             v.extend_from_slice(rest);
             v
         };
-        // The flags (and cg_persistent's barrier) start at zero on every solve; the per-iteration
-        // slots too, where kernels add into them. Memsets are capturable nodes.
-        memset_zero(&stream, fl, 32)?;
-        match self.solve_path {
-            SolvePath::Persistent { blocks, zch } if self.method == Method::Cg => {
-                return self.enqueue_cg_cooperative(set, f::CG_PERSISTENT, blocks, zch);
-            }
-            SolvePath::Resident { blocks, zch } => {
-                return self.enqueue_cg_cooperative(set, f::CG_RESIDENT, blocks, zch);
-            }
-            _ => {}
-        }
-        memset_zero(&stream, sc, 3 * self.scalar_len() * 8)?;
-        if let SolvePath::Persistent { blocks, zch } = self.solve_path {
-            return self.enqueue_mg_persistent(set, blocks, zch);
-        }
         let d = self.dims;
         let n = d.len() as i64;
         let (x, b) = (ptr(&set.x), ptr(&set.b));
@@ -215,7 +248,6 @@ impl<T: Storage> DeviceSolver<T> {
         let (res, pq) = (sc, sc + self.scalar_len() as u64 * 8);
         let cg: Vec<u64> = set.cg.iter().map(ptr).collect();
         let d = self.dims;
-        let tol2 = self.settings.tolerance * self.settings.tolerance;
         // The set's CG buffers are r0, p, r1, w0, w1, s0, s1; `cg_persistent` takes p first,
         // `cg_resident` keeps p in registers.
         let order: &[usize] = if func == f::CG_RESIDENT {
@@ -238,14 +270,9 @@ impl<T: Storage> DeviceSolver<T> {
             Arg::I(d.nz as i32),
             Arg::I(zch),
             Arg::I(self.settings.max_iterations as i32),
-            Arg::D(tol2),
+            Arg::D(self.tol2()),
         ]);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        self.launch_with(func, cfg, &args, true)
+        self.launch_cooperative(func, blocks, &args)
     }
 
     /// The whole MG or MG-PCG solve as one cooperative launch of `mg_persistent` (the scalar
@@ -269,7 +296,6 @@ impl<T: Storage> DeviceSolver<T> {
         // r, p0, p1, q, z for MG-PCG; MG has no CG vectors (the kernel never touches them).
         let cg: Vec<u64> = set.cg.iter().map(ptr).collect();
         let v = |i: usize| Arg::P(cg.get(i).copied().unwrap_or(0));
-        let tol2 = self.settings.tolerance * self.settings.tolerance;
         let args = [
             Arg::P(fl),
             Arg::P(sc),
@@ -290,14 +316,9 @@ impl<T: Storage> DeviceSolver<T> {
             Arg::I(self.settings.sweeps as i32),
             Arg::I(zch),
             Arg::I(self.settings.max_iterations as i32),
-            Arg::D(tol2),
+            Arg::D(self.tol2()),
         ];
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        self.launch_with(f::MG_PERSISTENT, cfg, &args, true)
+        self.launch_cooperative(f::MG_PERSISTENT, blocks, &args)
     }
 
     /// Enqueues one V-cycle on level `l` for `A_l x = b` (device pointers). `check`: its first
