@@ -5,7 +5,7 @@
 pub const SOURCE: &str = include_str!("cuda/poisson.cu");
 
 /// The functions the program exports, in the order [`crate::device`] indexes them.
-pub const FUNCTIONS: [&str; 12] = [
+pub const FUNCTIONS: [&str; 13] = [
     "init_solve",
     "cg_direction",
     "cg_update",
@@ -18,6 +18,7 @@ pub const FUNCTIONS: [&str; 12] = [
     "cg_persistent",
     "mg_persistent",
     "cg_resident",
+    "cg_final_step",
 ];
 
 /// The source for storage code `store` (0 fp32, 1 fp16, 2 fp64; [`crate::real::Storage::CUDA_CODE`]).

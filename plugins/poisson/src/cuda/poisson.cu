@@ -135,21 +135,31 @@ __device__ __forceinline__ void init_body(const S* __restrict__ b, S* __restrict
 // launches 16 % slower, H100 2026-11-25, call 13, so the two loops stay written out.)
 //
 // CG's fused pass on the finest level: p = src + beta*p_old (p = src when `first`), computed for
-// the point and its neighbours on the fly; p_new = p, q = A p, *pq += p.q. Thread (tx, ty) of a
-// 32 x 8 block: one 32 x 8 tile of (x, y) marching `zch` planes in z, keeping p at z-1, z, z+1
-// in registers; the tiles are dealt to the blocks round robin, so the grid can be sized to what
-// is resident (an empty launch after convergence then schedules that many blocks, not one per
-// tile).
+// the point and its neighbours on the fly; p_new = p, q = A p, *pq += p.q; and, unless `first`,
+// the previous iteration's solution step x += alpha_prev * p_old, deferred to this pass because
+// it reads p_old anyway (the update pass then moves 3 words a point instead of 6: 9 a CG
+// iteration instead of 10). The last step is `final_step_body`'s, after the loop.
+//
+// Thread (tx, ty) of a 32 x 8 block: one 32 x 8 tile of (x, y) marching `zch` planes in z,
+// keeping p at z-1, z, z+1 in registers. The loads from DRAM run one plane ahead: the step at z
+// issues the loads of src and p_old at z+2 and of x at z+1, then those of its x- and
+// y-neighbours (L1 and L2 hits: the planes their own threads loaded a step earlier), then its
+// arithmetic, so a DRAM load has a whole step to arrive (the stencil was bound by load latency:
+// 84 % of its stalls, Nsight Compute, H100 session 8). The tiles are dealt to the blocks round
+// robin, so the grid can be sized to what is resident (an empty launch after convergence then
+// schedules that many blocks, not one per tile).
 __device__ __forceinline__ void direction_body(int tx, int ty, const S* __restrict__ src,
                                                const S* __restrict__ p_old, S* __restrict__ p_new,
-                                               S* __restrict__ q, A beta, bool first, double* pq,
-                                               int nx, int ny, int nz, int zch) {
+                                               S* __restrict__ q, S* __restrict__ xv, A beta,
+                                               A alpha_prev, bool first, double* pq, int nx,
+                                               int ny, int nz, int zch) {
     const long long plane = (long long)nx * ny;
     const int tbx = (nx + 31) >> 5, tby = (ny + 7) >> 3, tbz = (nz + zch - 1) / zch;
     const int tiles = tbx * tby * tbz;
     auto P = [&](long long j) -> A {
         return first ? ld(src, j) : ld(src, j) + beta * ld(p_old, j);
     };
+    auto O = [&](long long j) -> A { return first ? (A)0 : ld(p_old, j); };
     double acc = 0.0;
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int x = (t % tbx) * 32 + tx;
@@ -157,39 +167,86 @@ __device__ __forceinline__ void direction_body(int tx, int ty, const S* __restri
         const int z0 = (t / (tbx * tby)) * zch;
         const int z1 = min(z0 + zch, nz);
         if (x >= nx || y >= ny) continue;
+        // The planes this tile reads: z0-1 .. z1 (its last plane's upper neighbour), in the grid.
+        const int zlast = min(z1, nz - 1);
         long long i = (long long)z0 * plane + (long long)y * nx + x;
         A pm = z0 > 0 ? P(i - plane) : (A)0;
-        A pc = P(i);
+        A oc = O(i);
+        A pc = first ? ld(src, i) : ld(src, i) + beta * oc;
+        // src and p_old at z+1, x at z: loaded a step ahead of their use.
+        A s1 = z0 + 1 <= zlast ? ld(src, i + plane) : (A)0;
+        A o1 = z0 + 1 <= zlast ? O(i + plane) : (A)0;
+        A xc = first ? (A)0 : ld(xv, i);
         for (int z = z0; z < z1; ++z, i += plane) {
-            const A pp = z + 1 < nz ? P(i + plane) : (A)0;
+            const bool ahead = z + 2 <= zlast;
+            const A s2 = ahead ? ld(src, i + 2 * plane) : (A)0;
+            const A o2 = ahead ? O(i + 2 * plane) : (A)0;
+            const A xn = !first && z + 1 < z1 ? ld(xv, i + plane) : (A)0;
+            const A sl = x > 0 ? ld(src, i - 1) : (A)0;
+            const A ol = x > 0 ? O(i - 1) : (A)0;
+            const A sr = x + 1 < nx ? ld(src, i + 1) : (A)0;
+            const A orr = x + 1 < nx ? O(i + 1) : (A)0;
+            const A ym = y > 0 ? P(i - nx) : (A)0;
+            const A yp = y + 1 < ny ? P(i + nx) : (A)0;
+            const A pp = first ? s1 : s1 + beta * o1;
             A s = pm + pp;
-            if (x > 0) s += P(i - 1);
-            if (x + 1 < nx) s += P(i + 1);
-            if (y > 0) s += P(i - nx);
-            if (y + 1 < ny) s += P(i + nx);
+            if (x > 0) s += first ? sl : sl + beta * ol;
+            if (x + 1 < nx) s += first ? sr : sr + beta * orr;
+            if (y > 0) s += ym;
+            if (y + 1 < ny) s += yp;
             const A qv = (A)6 * pc - s;
             st(p_new, i, pc);
             st(q, i, qv);
+            if (!first) st(xv, i, xc + alpha_prev * oc);
             acc += (double)pc * (double)qv;
             pm = pc;
             pc = pp;
+            oc = o1;
+            s1 = s2;
+            o1 = o2;
+            xc = xn;
         }
     }
     block_add(acc, pq);
 }
 
-// x += alpha p; r -= alpha q; *rr += r.r.
-__device__ __forceinline__ void update_body(S* __restrict__ x, S* __restrict__ r,
-                                            const S* __restrict__ p, const S* __restrict__ q, A alpha,
+// r -= alpha q; *rr += r.r (x's step is deferred to the next direction pass). Four grid-stride
+// elements per thread and step, their loads issued together.
+__device__ __forceinline__ void update_body(S* __restrict__ r, const S* __restrict__ q, A alpha,
                                             double* rr, long long n) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
     double acc = 0.0;
-    GRID_STRIDE(i, n) {
-        st(x, i, ld(x, i) + alpha * ld(p, i));
-        const A rv = ld(r, i) - alpha * ld(q, i);
-        st(r, i, rv);
-        acc += (double)rv * (double)rv;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += 4 * stride) {
+        A rv[4], qv[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const long long j = i + u * stride;
+            rv[u] = j < n ? ld(r, j) : (A)0;
+            qv[u] = j < n ? ld(q, j) : (A)0;
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            const long long j = i + u * stride;
+            if (j < n) {
+                const A v = rv[u] - alpha * qv[u];
+                st(r, j, v);
+                acc += (double)v * (double)v;
+            }
+        }
     }
     block_add(acc, rr);
+}
+
+// The solve's last deferred step, after `iterations` (flags[1]) iterations: x += alpha p of
+// iteration `iterations - 1` (alpha = rho / pq there; p ping-pongs between p0 and p1).
+__device__ __forceinline__ void final_step_body(S* __restrict__ xv, const S* p0, const S* p1,
+                                                const double* rho, const double* pq,
+                                                int iterations, long long n) {
+    if (iterations == 0) return;
+    const int k = iterations - 1;
+    const A alpha = (A)(__ldcg(rho + k) / __ldcg(pq + k));
+    const S* p = (k & 1) ? p1 : p0;
+    GRID_STRIDE(i, n) st(xv, i, ld(xv, i) + alpha * ld(p, i));
 }
 
 // One red-black Gauss-Seidel half-sweep: cells with (x+y+z)%2 == color get (b + neighbours)/d.
@@ -351,25 +408,45 @@ extern "C" __global__ void init_solve(int* flags, const double* res, int k, int 
     init_body(b, x, r, res0, n);
 }
 
-// beta = rho[k] / rho[k-1]; block (32, 8).
-extern "C" __global__ void cg_direction(int* flags, const double* res, int k, int check, double tol2,
+// cg_direction's blocks per SM that ptxas must fit: 4 (64 registers) for fp32 and fp64. Without
+// the bound the one-plane-ahead loads take 78 registers in fp32 (94 in fp64), 3 blocks fit, and
+// CG at 256^3 ran 274 us per iteration against 253 with it (H100, session 8 call 3; fp64 500
+// against 494; fp64 spills 4 bytes). fp16 stays unbounded (72 registers; bounded to 64, ptxas
+// spills 16 bytes; fp16 CG is not benchmarked, see bench.yaml).
+#if STORE == 1
+#define DIRECTION_MIN_BLOCKS 1
+#else
+#define DIRECTION_MIN_BLOCKS 4
+#endif
+
+// beta = rho[k] / rho[k-1], and x's step of iteration k-1 with alpha = rho[k-1] / pq[k-1];
+// block (32, 8).
+extern "C" __global__ void __launch_bounds__(256, DIRECTION_MIN_BLOCKS) cg_direction(int* flags, const double* res, int k, int check, double tol2,
                                         const S* __restrict__ src, const S* __restrict__ p_old,
                                         S* __restrict__ p_new, S* __restrict__ q,
-                                        const double* rho, int first, double* pq, int nx, int ny,
-                                        int nz, int zch) {
+                                        S* __restrict__ x, const double* rho, int first,
+                                        double* pq, int nx, int ny, int nz, int zch) {
     if (stopped(flags, res, k, check, tol2)) return;
     const A beta = first ? (A)0 : (A)(rho[k] / rho[k - 1]);
-    direction_body(threadIdx.x, threadIdx.y, src, p_old, p_new, q, beta, first != 0, pq + k, nx,
-                   ny, nz, zch);
+    const A alpha_prev = first ? (A)0 : (A)(rho[k - 1] / pq[k - 1]);
+    direction_body(threadIdx.x, threadIdx.y, src, p_old, p_new, q, x, beta, alpha_prev,
+                   first != 0, pq + k, nx, ny, nz, zch);
 }
 
 // alpha = rho[k] / pq[k]; rr[k+1] += r.r.
 extern "C" __global__ void cg_update(int* flags, const double* res, int k, int check, double tol2,
-                                     S* __restrict__ x, S* __restrict__ r, const S* __restrict__ p,
-                                     const S* __restrict__ q, const double* rho, const double* pq,
-                                     double* rr, long long n) {
+                                     S* __restrict__ r, const S* __restrict__ q,
+                                     const double* rho, const double* pq, double* rr,
+                                     long long n) {
     if (stopped(flags, res, k, check, tol2)) return;
-    update_body(x, r, p, q, (A)(rho[k] / pq[k]), rr + k + 1, n);
+    update_body(r, q, (A)(rho[k] / pq[k]), rr + k + 1, n);
+}
+
+// After `finish`: the last iteration's deferred x step (flags[1] iterations were taken).
+extern "C" __global__ void cg_final_step(const int* flags, S* __restrict__ x,
+                                         const S* __restrict__ p0, const S* __restrict__ p1,
+                                         const double* rho, const double* pq, long long n) {
+    final_step_body(x, p0, p1, rho, pq, flags[1], n);
 }
 
 extern "C" __global__ void rbgs(int* flags, const double* res, int k, int check, double tol2,
@@ -767,12 +844,16 @@ mg_persistent(int* flags, double* res, double* pq, double* rz, const Level* lv, 
         const A beta = first ? (A)0 : (A)(rho / __ldcg(rz + k - 1));
         S* p_new = (k & 1) ? p1 : p0;
         const S* p_old = (k & 1) ? p0 : p1;
-        direction_body(threadIdx.x & 31, threadIdx.x >> 5, z, p_old, p_new, q, beta, first,
-                       pq + k, nx, ny, nz, zch);
+        const A alpha_prev = first ? (A)0 : (A)(__ldcg(rz + k - 1) / __ldcg(pq + k - 1));
+        direction_body(threadIdx.x & 31, threadIdx.x >> 5, z, p_old, p_new, q, xv, beta,
+                       alpha_prev, first, pq + k, nx, ny, nz, zch);
         grid_barrier(count, target);
-        update_body(xv, r, p_new, q, (A)(rho / __ldcg(pq + k)), res + k + 1, n);
+        update_body(r, q, (A)(rho / __ldcg(pq + k)), res + k + 1, n);
         grid_barrier(count, target);
     }
+    // The last iteration's deferred x step (every block left the loop at the same k, after a
+    // barrier).
+    if (pcg) final_step_body(xv, p0, p1, rz, pq, k, n);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         flags[1] = k;
         flags[2] = converged ? 1 : 0;

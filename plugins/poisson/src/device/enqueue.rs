@@ -35,6 +35,7 @@ pub(super) mod f {
     pub const CG_PERSISTENT: usize = 9;
     pub const MG_PERSISTENT: usize = 10;
     pub const CG_RESIDENT: usize = 11;
+    pub const CG_FINAL_STEP: usize = 12;
 }
 
 impl<T: Storage> DeviceSolver<T> {
@@ -120,7 +121,8 @@ impl<T: Storage> DeviceSolver<T> {
         self.launch_with(func, cfg, args, true)
     }
 
-    /// `init_solve`, `max_iterations` iterations of CG, MG or MG-PCG kernels, and `finish`.
+    /// `init_solve`, `max_iterations` iterations of CG, MG or MG-PCG kernels, `finish`, and for CG
+    /// and MG-PCG `cg_final_step` (the last iteration's deferred x step).
     fn enqueue_launches(&self, set: &BufferSet) -> Result<(), PluginError> {
         let stream = self.session.stream.clone();
         let ptr = |s: &CudaSlice<u8>| s.device_ptr(&stream).0;
@@ -187,6 +189,7 @@ impl<T: Storage> DeviceSolver<T> {
                         Arg::P(p_old),
                         Arg::P(p_new),
                         Arg::P(q),
+                        Arg::P(x),
                         Arg::P(rho),
                         Arg::I(i32::from(k == 0)),
                         Arg::P(pq),
@@ -201,9 +204,7 @@ impl<T: Storage> DeviceSolver<T> {
                             k,
                             false,
                             &[
-                                Arg::P(x),
                                 Arg::P(r),
-                                Arg::P(p_new),
                                 Arg::P(q),
                                 Arg::P(rho),
                                 Arg::P(pq),
@@ -227,6 +228,29 @@ impl<T: Storage> DeviceSolver<T> {
                 Arg::P(res),
                 Arg::I(self.settings.max_iterations as i32),
                 Arg::D(tol2),
+            ],
+        )?;
+        if self.method == Method::Mg {
+            return Ok(());
+        }
+        // CG's x step is deferred by one iteration (`direction_body`): the last one comes after
+        // `finish` has recorded how many iterations ran.
+        let rho = if self.method == Method::MgPcg {
+            rz
+        } else {
+            res
+        };
+        self.launch(
+            f::CG_FINAL_STEP,
+            grid_stride(d.len()),
+            &[
+                Arg::P(fl),
+                Arg::P(x),
+                Arg::P(cg[1]),
+                Arg::P(cg[2]),
+                Arg::P(rho),
+                Arg::P(pq),
+                Arg::L(n),
             ],
         )
     }

@@ -8,7 +8,8 @@
 //!   with grid-wide barriers (`cg_persistent` for CG, `mg_persistent` for MG and MG-PCG): a
 //!   launch per solve instead of two per CG iteration or about 35 per V-cycle, and the loop ends
 //!   at convergence. [`SolvePath`] picks it.
-//! - Otherwise `init_solve`, `max_iterations` iterations of kernels and `finish`; after
+//! - Otherwise `init_solve`, `max_iterations` iterations of kernels, `finish` and (CG, MG-PCG)
+//!   `cg_final_step`, the x step that each CG iteration defers to the next one; after
 //!   convergence every remaining kernel returns at its first instruction, and those launches
 //!   still cost their launch time, which README.md quantifies.
 //!

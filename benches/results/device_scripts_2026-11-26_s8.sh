@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The device calls of the eighth session (2026-11-26), run from the repository root on the device
+# machine with the release binaries carried in .device/bin (and apex-host with its plugins in
+# .device/host/release). Usage on the device:
+# `source benches/results/device_scripts_2026-11-26_s8.sh; call1`.
+set -u
+B=.device/bin
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+row() { printf '%-14s rc=%-4s %6ss\n' "$1" "$2" "$3" | tee -a "$OUT/table.txt"; }
+step() {
+  local name=$1 to=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  timeout -s TERM "$to" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
+}
+HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+# Call 1 (issue 15): CG's x step deferred to the next iteration's direction pass (9 words a point
+# per iteration instead of 10). The Poisson self-check and bench of this tree; then the 256^3
+# profiles of b30b791 (before) and of this tree, alternating; then the CG cases through apex-host
+# (not run: a shell function cannot run under timeout). Call 2 (the warm machine): Nsight Compute
+# on the two CG kernels of the launch path at 256^3 (direction 200 us, 84 % of its stalls on
+# load latency; update 73 us).
+call1() {
+  step poisson 240 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson.log" | head -20
+  grep -E "^bench" "$OUT/poisson.log" | grep -v "zch\|/SM" | cut -c7-150
+  for r in 1 2; do
+    step old256_$r 120 $B/poisson_gpu_check_b30b791 --only '256^3'
+    step new256_$r 120 $B/poisson_gpu_check --only '256^3'
+  done
+  for f in old256_1 new256_1 old256_2 new256_2; do
+    grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/$f.log" | grep -v "/SM" | cut -c7-118 | sed "s/^/$f /"
+  done
+  step apex_cg 300 $HOST run --no-build --backends cuda --filter 'poisson.cg/*' --output-dir "$OUT/apex_cg"
+  tail -25 "$OUT/apex_cg.log"
+  cat "$OUT/table.txt"
+}
+# Call 3 (issue 15): the direction pass with its DRAM loads one plane ahead (78 registers, 3
+# blocks per SM) and the update pass four elements a thread; `_lb4` is the same with
+# __launch_bounds__(256, 4) on cg_direction (64 registers). 256^3 profiles of the three binaries,
+# alternating; Nsight Compute of both kernels; the self-check; the CG cases through apex-host.
+call3() {
+  for r in 1 2; do
+    step old256_$r 120 $B/poisson_gpu_check_b30b791 --only 'cg 256^3'
+    step new256_$r 120 $B/poisson_gpu_check --only '256^3'
+    step lb4_256_$r 120 $B/poisson_gpu_check_lb4 --only 'cg 256^3'
+  done
+  for f in old256_1 new256_1 lb4_256_1 old256_2 new256_2 lb4_256_2; do
+    grep -E "^bench (cg|mg|mgpcg) 256" "$OUT/$f.log" | grep -v "/SM" | cut -c7-118 | sed "s/^/$f /"
+  done
+  step ncu 200 ncu --kernel-name regex:'cg_direction|cg_update' --launch-skip 10 --launch-count 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats $B/poisson_gpu_check --only 'cg 256^3 seed cap [launches]'
+  grep -E "cg_direction|cg_update|Duration|DRAM Throughput|L2 Hit|Achieved Occupancy|Registers Per|Warp Cycles Per Issued" "$OUT/ncu.log"
+  step poisson 240 $B/poisson_gpu_check
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson.log" | head -20
+  step apex_cg 300 $HOST run --no-build --backends cuda --filter 'poisson.cg/*' --output-dir "$OUT/apex_cg"
+  tail -25 "$OUT/apex_cg.log"
+  cat "$OUT/table.txt"
+}
