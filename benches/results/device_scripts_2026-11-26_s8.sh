@@ -57,3 +57,37 @@ call3() {
   tail -25 "$OUT/apex_cg.log"
   cat "$OUT/table.txt"
 }
+# Call 4 (issues 15 and 10): the Poisson self-check and bench of the committed tree (7908faa), the
+# whole Poisson suite through apex-host; then for issue 10: what a CUDA graph's kernel node costs
+# back to back (benches/probes/graph_node_gap.cu, built here with nvcc), calibrate, and the
+# tile_ops quick suite with its per-case phases.
+call4() {
+  step poisson 300 $B/poisson_gpu_check --bench
+  grep -E "^(FAIL|RESULT|checks)|fail" "$OUT/poisson.log" | head -20
+  grep -E "^bench" "$OUT/poisson.log" | grep -v "zch\|/SM" | cut -c7-150
+  step apex_poisson 400 $HOST run --no-build --backends cuda --filter 'poisson.*' --output-dir "$OUT/apex_poisson"
+  tail -32 "$OUT/apex_poisson.log"
+  step nvcc 120 nvcc -O3 -arch=sm_90 -o "$OUT/graph_node_gap" benches/probes/graph_node_gap.cu
+  step gap 120 "$OUT/graph_node_gap"
+  cat "$OUT/gap.log"; rm -f "$OUT/graph_node_gap"
+  step calibrate 200 $HOST calibrate
+  cat "$OUT/calibrate.log"
+  cp "$OUT/apex_poisson/summary.md" "$OUT/apex_poisson_summary.md"; rm -rf "$OUT/apex_poisson"
+  step tile_quick 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --output-dir "$OUT/tile_quick"
+  tail -6 "$OUT/tile_quick.log"
+  python3 - "$OUT/tile_quick/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("totals:", {k: round(v, 2) for k, v in (s.get("time_accounting") or {}).get("phases_s", {}).items()})
+rows = []
+for cid, c in s["benchmarks"].items():
+    ph = (c.get("protocol") or {}).get("phases_s") or {}
+    rows.append((sum(ph.values()), cid, ph))
+rows.sort(key=lambda r: -r[0])
+for t, cid, ph in rows[:12]:
+    print(f"{t:6.2f}s {cid}")
+    print("        " + " ".join(f"{k}={v:.2f}" for k, v in sorted(ph.items(), key=lambda kv: -kv[1])))
+PY
+  cp "$OUT/tile_quick/summary.json" "$OUT/tile_quick_summary.json"; rm -rf "$OUT/tile_quick"
+  cat "$OUT/table.txt"
+}

@@ -320,7 +320,9 @@ impl std::ops::Mul<f64> for Words {
 }
 
 /// The cost model, per finest-level point: each pass counts every vector it streams once
-/// (neighbours come from caches), as the guide's "10 words per CG iteration" does.
+/// (neighbours come from caches), as the guide's "10 words per CG iteration" does. It is the
+/// textbook algorithm's traffic, not the kernels': the CUDA launch path defers x's step into the
+/// next direction pass and moves 9 words (README.md, "CUDA design").
 pub mod cost {
     use super::Words;
     use crate::grid::Hierarchy;

@@ -26,8 +26,9 @@ pub const PERSISTENT_MAX_POINTS: usize = 64 * 64 * 64;
 /// Blocks per SM of `cg_persistent`, capped by its occupancy (H100: 4 requested, 352 launched at
 /// 64^3: 9.56 us per iteration; 2: 9.70).
 pub const PERSISTENT_BLOCKS_PER_SM: u32 = 4;
-/// Planes per thread of `cg_direction` (H100, 256^3 fp32, 50 iterations: 8 planes 255 us per
-/// iteration, 16: 260, 64: 267).
+/// Planes per thread of `cg_direction` (H100 session 8, 256^3 fp32, 50 iterations: 8 planes 253
+/// us per iteration, 16: 252-255, 64: 249; 64 would leave 128^3 with 128 tiles for 528 resident
+/// blocks).
 pub const STENCIL_PLANES: usize = 8;
 /// The most blocks `cg_persistent` is launched with (its partial-sum arrays hold this many).
 pub const PERSISTENT_MAX_BLOCKS: usize = 2048;
