@@ -91,3 +91,12 @@ PY
   cp "$OUT/tile_quick/summary.json" "$OUT/tile_quick_summary.json"; rm -rf "$OUT/tile_quick"
   cat "$OUT/table.txt"
 }
+# Call 5 (issue 10): calibrate's metronome at 1 us. Call 4's probe showed an empty graph node at
+# 0.79 us, and the paced kernel falling behind at 1 us by 0.27 us a call: the probe again with a
+# paced kernel whose call count is a fire-and-forget atomic, and a slotted one with no load.
+call5() {
+  step nvcc 120 nvcc -O3 -arch=sm_90 -o "$OUT/graph_node_gap" benches/probes/graph_node_gap.cu
+  step gap 120 "$OUT/graph_node_gap"
+  cat "$OUT/gap.log"; rm -f "$OUT/graph_node_gap"
+  cat "$OUT/table.txt"
+}

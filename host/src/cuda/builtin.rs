@@ -23,12 +23,17 @@ __device__ __forceinline__ unsigned long long apex_globaltimer() {
 }
 
 // Spins for `ns` from its own start; out[0] = the spin it saw, out[1] counts calls.
+//
+// Both spin kernels count their calls with a fire-and-forget atomic, never a load: a kernel node
+// of a CUDA graph costs 0.80 us back to back on an H100, and a load-then-store of the count kept
+// on each call's path (0.09 us more) left the paced chain unable to hold a 1 us pace (+27 %;
+// benches/probes/graph_node_gap.cu, session 8 calls 4-5; +0.8 % with the atomic).
 extern "C" __global__ void apex_spin(unsigned long long ns, unsigned long long* out) {
     unsigned long long t0 = apex_globaltimer();
     unsigned long long t;
     do { t = apex_globaltimer(); } while (t - t0 < ns);
     out[0] = t - t0;
-    out[1] += 1;
+    atomicAdd(out + 1, 1ull);
 }
 
 // A metronome: holds the stream until the previous call's deadline plus `ns`. After the host
@@ -42,7 +47,7 @@ extern "C" __global__ void apex_spin_paced(unsigned long long ns, unsigned long 
     unsigned long long deadline = (prev == 0 ? now : prev) + ns;
     while (apex_globaltimer() < deadline) { }
     s[0] = deadline;
-    s[1] += 1;
+    atomicAdd(state + 1, 1ull);
 }
 
 // Reads the timer `reads` times: out[0] = smallest step seen, out[1] = number of steps,
