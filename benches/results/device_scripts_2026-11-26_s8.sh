@@ -100,3 +100,27 @@ call5() {
   cat "$OUT/gap.log"; rm -f "$OUT/graph_node_gap"
   cat "$OUT/table.txt"
 }
+# Call 7 (issue 10): tile_ops with its check's inputs regenerated into the setup's buffers, the
+# outputs poisoned by a device memset and downloaded straight into the host buffers: the GPU
+# self-check, then the quick suite with its phases, gated against baselines/gpu-h100.json.
+call7() {
+  step tile_check 200 $B/tile_ops_gpu_check
+  grep -E "^(RESULT|checks)|FAIL" "$OUT/tile_check.log" | head -5
+  step tile_quick 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --compare auto --output-dir "$OUT/tile_quick"
+  grep -E "gating|checks:|measuring|case\(s\) in|gate:" "$OUT/tile_quick.log" | head -8
+  python3 - "$OUT/tile_quick/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("totals:", {k: round(v, 2) for k, v in (s.get("time_accounting") or {}).get("phases_s", {}).items()})
+rows = []
+for cid, c in s["benchmarks"].items():
+    ph = (c.get("protocol") or {}).get("phases_s") or {}
+    rows.append((sum(ph.values()), cid, ph))
+rows.sort(key=lambda r: -r[0])
+for t, cid, ph in rows[:6]:
+    print(f"{t:6.2f}s {cid[:110]}")
+    print("        " + " ".join(f"{k}={v:.2f}" for k, v in sorted(ph.items(), key=lambda kv: -kv[1])))
+PY
+  cp "$OUT/tile_quick/summary.md" "$OUT/tile_quick_summary.md"; rm -rf "$OUT/tile_quick"
+  cat "$OUT/table.txt"
+}

@@ -129,7 +129,7 @@ impl<O: TileOp, T: Element> Instance for OpCase<O, T> {
     }
 
     fn prepare_check(&mut self, seed: u64) -> Result<(), PluginError> {
-        self.inputs = self.op.generate::<T>(seed);
+        self.op.generate_into(seed, &mut self.inputs);
         for out in &mut self.outputs {
             out.fill(T::POISON);
         }

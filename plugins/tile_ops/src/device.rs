@@ -31,6 +31,12 @@ pub fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// Raw bytes of a mutable slice of plain floating-point values.
+fn as_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as for `as_bytes`; every byte pattern is a valid f32, f16 or bf16.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
 /// Vectors each thread of a row-band kernel (`tile_unpack_override`, `fused_stage`) loads before
 /// it stores any (`UNROLL` in the kernels). apex-host on an H200, batch mode, µs per call, 2
 /// against 1/4/8 in one device call: unpack large profile t=8 fp16 146.7 against 158.1/147.3/148.7,
@@ -136,34 +142,50 @@ impl DeviceState {
         stream.synchronize().map_err(cuda_error)
     }
 
-    /// Fills every output with NaN bits, so an element a kernel leaves unwritten fails verify.
+    /// Fills every output with NaN bits, so an element a kernel leaves unwritten fails verify: a
+    /// 16- or 32-bit memset of [`Element::POISON`]'s bits on the stream (no host buffer the size
+    /// of the outputs, no copy).
     pub fn poison<T: Element>(&mut self) -> Result<(), PluginError> {
+        use cudarc::driver::{DevicePtrMut, sys};
         let stream = self.session.stream.clone();
+        let poison = [T::POISON];
+        let bits = as_bytes(&poison);
         for out in &mut self.outputs {
-            let poison = vec![T::POISON; out.len() / std::mem::size_of::<T>()];
-            stream
-                .memcpy_htod(as_bytes(&poison), out)
-                .map_err(cuda_error)?;
+            let n = out.len() / bits.len();
+            let (ptr, _record) = out.device_ptr_mut(&stream);
+            // SAFETY: `ptr` is a live allocation of `n` elements of `bits.len()` bytes each.
+            let set = unsafe {
+                match bits {
+                    [a, b] => sys::cuMemsetD16Async(
+                        ptr,
+                        u16::from_ne_bytes([*a, *b]),
+                        n,
+                        stream.cu_stream(),
+                    ),
+                    [a, b, c, d] => sys::cuMemsetD32Async(
+                        ptr,
+                        u32::from_ne_bytes([*a, *b, *c, *d]),
+                        n,
+                        stream.cu_stream(),
+                    ),
+                    _ => unreachable!("tile_ops elements are 2 or 4 bytes"),
+                }
+            };
+            set.result().map_err(cuda_error)?;
         }
         stream.synchronize().map_err(cuda_error)
     }
 
-    /// Copies every output back into `outputs` (the host synchronized after the last `run`).
+    /// Copies every output back into `outputs` (the host synchronized after the last `run`),
+    /// straight into their buffers.
     pub fn download<T: Element>(&self, outputs: &mut [Vec<T>]) -> Result<(), PluginError> {
         let stream = &self.session.stream;
         for (src, dst) in self.outputs.iter().zip(outputs.iter_mut()) {
-            let bytes = stream.clone_dtoh(src).map_err(cuda_error)?;
-            stream.synchronize().map_err(cuda_error)?;
-            assert_eq!(bytes.len(), std::mem::size_of_val(dst.as_slice()));
-            // SAFETY: the byte length matches and every bit pattern is a valid float.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    dst.as_mut_ptr().cast::<u8>(),
-                    bytes.len(),
-                );
-            }
+            assert_eq!(src.len(), std::mem::size_of_val(dst.as_slice()));
+            stream
+                .memcpy_dtoh(src, as_bytes_mut(dst))
+                .map_err(cuda_error)?;
         }
-        Ok(())
+        stream.synchronize().map_err(cuda_error)
     }
 }

@@ -13,16 +13,39 @@ pub struct Inputs<T> {
 }
 
 impl<T: crate::Element> Inputs<T> {
-    /// A feature map `F` uniform in [-2, 2) and the tile ids of `pattern`, from `seed` (the inputs
-    /// of the ops that read tiles out of one map: TilePack and the fused stage).
-    pub fn map_and_ids(shape: &crate::TileShape, pattern: &crate::IdPattern, seed: u64) -> Self {
-        use crate::selection::{Rng, uniform};
-        let ids = pattern.generate(shape, &mut Rng::new(seed, 1));
-        let f = uniform(shape.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
+    /// No tensors yet ([`TileOp::generate_into`] sizes them).
+    pub fn empty() -> Self {
         Inputs {
-            data: vec![f],
-            ints: vec![ids],
+            data: Vec::new(),
+            ints: Vec::new(),
         }
+    }
+
+    /// `data` and `ints` with exactly `data` and `ints` tensors, keeping the buffers already there.
+    pub fn shape_for(&mut self, data: usize, ints: usize) {
+        self.data.resize_with(data, Vec::new);
+        self.ints.resize_with(ints, Vec::new);
+    }
+
+    /// A feature map `F` uniform in [-2, 2) and the tile ids of `pattern`, from `seed` (the inputs
+    /// of the ops that read tiles out of one map: TilePack and the fused stage), written over
+    /// `self`.
+    pub fn fill_map_and_ids(
+        &mut self,
+        shape: &crate::TileShape,
+        pattern: &crate::IdPattern,
+        seed: u64,
+    ) {
+        use crate::selection::{Rng, uniform_into};
+        self.shape_for(1, 1);
+        self.ints[0] = pattern.generate(shape, &mut Rng::new(seed, 1));
+        uniform_into(
+            &mut self.data[0],
+            shape.map_len(),
+            -2.0,
+            2.0,
+            &mut Rng::new(seed, 2),
+        );
     }
 }
 
@@ -76,8 +99,15 @@ pub trait TileOp: Sized + Send + Sync + 'static {
     fn work<T: Element>(&self, inputs: &Inputs<T>) -> Work;
     /// Lengths of the output tensors, in the order `run` writes them.
     fn output_lens(&self) -> Vec<usize>;
-    /// Deterministic inputs for `seed`.
-    fn generate<T: Element>(&self, seed: u64) -> Inputs<T>;
+    /// Deterministic inputs for `seed`, written over `inputs` (its buffers are reused where their
+    /// sizes match: [`crate::selection::uniform_into`]).
+    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>);
+    /// Deterministic inputs for `seed`, in new buffers.
+    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+        let mut inputs = Inputs::empty();
+        self.generate_into(seed, &mut inputs);
+        inputs
+    }
     fn cpu_scratch(&self) -> CpuScratch {
         CpuScratch::default()
     }
@@ -93,4 +123,65 @@ pub trait TileOp: Sized + Send + Sync + 'static {
     fn cuda_program(&self, precision: Precision) -> CudaProgram;
     /// Enqueues one call on the session's stream: launches and memsets only.
     fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use apex_plugin_api::ParamValue;
+
+    use super::*;
+    use crate::{
+        case::OpKernel,
+        harness::{params, small_shape},
+        ops::{FusedStage, FusionGate, TilePack, TileUnpack},
+    };
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// Inputs as bits (fusion_gate's proxies hold NaNs, which `==` never matches).
+    fn input_bits(i: &Inputs<f32>) -> (Vec<Vec<u32>>, &[Vec<i32>]) {
+        let data = i
+            .data
+            .iter()
+            .map(|d| d.iter().map(|x| x.to_bits()).collect())
+            .collect();
+        (data, &i.ints)
+    }
+
+    /// Regenerating into the buffers of another seed's inputs gives exactly what new buffers give,
+    /// and so does the reference computed from them.
+    fn reused_buffers_hold_nothing_of_the_last_check<O: TileOp>(
+        extra: &[(&'static str, ParamValue)],
+    ) {
+        let kernel = OpKernel::<O>::default();
+        let mut o = small_shape(2, 3, 32, 8, 12);
+        o.extend_from_slice(extra);
+        let op = O::plan(&params(&kernel, &o)).expect("plan");
+        let fresh = op.generate::<f32>(1);
+        let mut reused = op.generate::<f32>(2);
+        assert!(
+            input_bits(&reused) != input_bits(&fresh),
+            "two seeds, two inputs"
+        );
+        op.generate_into(1, &mut reused);
+        assert!(
+            input_bits(&reused) == input_bits(&fresh),
+            "regenerated inputs differ"
+        );
+        assert!(
+            bits(&op.reference(&reused)) == bits(&op.reference(&fresh)),
+            "the reference of regenerated inputs differs"
+        );
+    }
+
+    #[test]
+    fn every_op_regenerates_into_reused_buffers() {
+        let overlap = [("ids", ParamValue::Str("overlap".into()))];
+        reused_buffers_hold_nothing_of_the_last_check::<TilePack>(&overlap);
+        reused_buffers_hold_nothing_of_the_last_check::<TileUnpack>(&overlap);
+        reused_buffers_hold_nothing_of_the_last_check::<FusedStage>(&overlap);
+        reused_buffers_hold_nothing_of_the_last_check::<FusionGate>(&[]);
+    }
 }

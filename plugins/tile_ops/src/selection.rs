@@ -125,9 +125,26 @@ pub fn origins(shape: &TileShape, ids: &[i32], offgrid: bool) -> Vec<i32> {
 /// Values uniform in `[lo, hi)`: the next `len` draws of `rng` (filled in parallel chunks, the
 /// same values and the same `rng` state after as drawing them in order).
 pub fn uniform<T: crate::Element>(len: usize, lo: f64, hi: f64, rng: &mut Rng) -> Vec<T> {
+    let mut out = Vec::new();
+    uniform_into(&mut out, len, lo, hi, rng);
+    out
+}
+
+/// [`uniform`] written over `out`, whose buffer is reused when it already holds `len` values: a
+/// fresh check of a large case then fills memory it already touched instead of faulting in new
+/// pages (the large profile's maps are 134 M elements).
+pub fn uniform_into<T: crate::Element>(
+    out: &mut Vec<T>,
+    len: usize,
+    lo: f64,
+    hi: f64,
+    rng: &mut Rng,
+) {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
-    let mut out = vec![T::ZERO; len];
+    if out.len() != len {
+        *out = vec![T::ZERO; len];
+    }
     let from = &*rng;
     out.par_chunks_mut(CHUNK)
         .enumerate()
@@ -138,7 +155,6 @@ pub fn uniform<T: crate::Element>(len: usize, lo: f64, hi: f64, rng: &mut Rng) -
             }
         });
     rng.skip(len as u64);
-    out
 }
 
 #[cfg(test)]

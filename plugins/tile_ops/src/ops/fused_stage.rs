@@ -91,8 +91,8 @@ impl TileOp for FusedStage {
         vec![self.shape.map_len()]
     }
 
-    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
-        Inputs::map_and_ids(&self.shape, &self.ids, seed)
+    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
+        inputs.fill_map_and_ids(&self.shape, &self.ids, seed);
     }
 
     fn run_cpu<T: Element>(

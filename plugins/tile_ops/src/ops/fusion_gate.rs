@@ -15,7 +15,7 @@ use crate::{
     device::{BLOCK, DeviceState},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
-    selection::{Rng, uniform},
+    selection::{Rng, uniform_into},
 };
 
 const SOURCE: &str = include_str!("../cuda/fusion_gate.cu");
@@ -100,14 +100,17 @@ impl TileOp for FusionGate {
         vec![self.shape.map_len(), self.shape.pixels()]
     }
 
-    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
         let s = &self.shape;
-        let base = uniform(s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 1));
-        let heavy = uniform(s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
-        let mut proxies = [(); 2].map(|_| Vec::new());
-        for (n, proxy) in proxies.iter_mut().enumerate() {
+        inputs.shape_for(4, 0);
+        let [base, heavy, boundary, uncertainty] = &mut inputs.data[..] else {
+            unreachable!("four data tensors")
+        };
+        uniform_into(base, s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 1));
+        uniform_into(heavy, s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
+        for (n, proxy) in [boundary, uncertainty].into_iter().enumerate() {
             let mut rng = Rng::new(seed, 3 + n as u64);
-            *proxy = uniform::<T>(s.pixels(), 0.0, 1.0, &mut rng);
+            uniform_into(proxy, s.pixels(), 0.0, 1.0, &mut rng);
             // About one pixel in 256 is NaN or infinite, to exercise the sanitising.
             for v in proxy.iter_mut() {
                 match rng.below(768) {
@@ -117,11 +120,6 @@ impl TileOp for FusionGate {
                     _ => {}
                 }
             }
-        }
-        let [boundary, uncertainty] = proxies;
-        Inputs {
-            data: vec![base, heavy, boundary, uncertainty],
-            ints: vec![],
         }
     }
 

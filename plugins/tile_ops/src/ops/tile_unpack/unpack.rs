@@ -15,7 +15,7 @@ use crate::{
     device::{DeviceState, ROW_VECTORS_PER_THREAD, grid_1d},
     op::{CpuScratch, CudaProgram, Inputs, TileOp},
     program::{assemble, vec_elems},
-    selection::{Rng, levels, origins, uniform},
+    selection::{Rng, levels, origins, uniform_into},
 };
 
 const SOURCE: &str = include_str!("../../cuda/tile_unpack.cu");
@@ -132,17 +132,18 @@ impl TileOp for TileUnpack {
         vec![self.shape.map_len()]
     }
 
-    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
+    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
         let s = &self.shape;
         let ids = self.ids.generate(s, &mut Rng::new(seed, 1));
         let lv = levels(s, self.levels, &mut Rng::new(seed, 2));
         let org = origins(s, &ids, self.offgrid);
-        let base = uniform(s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 3));
-        let p = uniform(s.tiles_len(), -2.0, 2.0, &mut Rng::new(seed, 4));
-        Inputs {
-            data: vec![base, p],
-            ints: vec![ids, lv, org],
-        }
+        inputs.shape_for(2, 3);
+        let [base, p] = &mut inputs.data[..] else {
+            unreachable!("two data tensors")
+        };
+        uniform_into(base, s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 3));
+        uniform_into(p, s.tiles_len(), -2.0, 2.0, &mut Rng::new(seed, 4));
+        inputs.ints = vec![ids, lv, org];
     }
 
     fn cpu_scratch(&self) -> CpuScratch {
