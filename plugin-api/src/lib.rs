@@ -30,6 +30,8 @@ mod figure;
 mod kernel;
 #[cfg(feature = "cuda")]
 pub mod kernel_cache;
+#[cfg(feature = "par")]
+pub mod par;
 mod params;
 mod registry;
 mod root;

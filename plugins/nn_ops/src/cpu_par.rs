@@ -8,7 +8,7 @@
 //! [`rows_per_block`] is the other half of the CPU paths' work split: how many rows a task's
 //! loop converts to f32 and processes at a time.
 
-use rayon::prelude::*;
+pub use apex_plugin_api::par::{for_each_chunk, for_each_chunk_pair};
 
 /// Bytes moved per call (read + written, the declared work) from which a call uses all cores.
 pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
@@ -18,73 +18,11 @@ pub const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// the pool would only add its scheduling to the call: MSE at 16 x 256 x 64 (2 MiB) took 51 µs
 /// through a one-thread pool against 33 µs for the commit before the 1 MiB limit (2026-11-25).
 pub fn worth_threads(bytes: u64) -> bool {
-    bytes >= PARALLEL_MIN_BYTES && rayon::current_num_threads() > 1
+    bytes >= PARALLEL_MIN_BYTES && apex_plugin_api::par::pool_has_threads()
 }
 
 /// Rows of `row_len` elements per block of a task's loop: about 2 K elements (8 KiB of f32), so
 /// a block stays in L1 from its conversion to f32 through the passes over each row to its store.
 pub fn rows_per_block(row_len: usize) -> usize {
     (2_048 / row_len.max(1)).max(1)
-}
-
-/// Calls `f(index, chunk)` for every `chunk`-sized piece of `data`, in parallel when `parallel`.
-pub fn for_each_chunk<T: Send>(
-    data: &mut [T],
-    chunk: usize,
-    parallel: bool,
-    f: impl Fn(usize, &mut [T]) + Sync + Send,
-) {
-    if parallel {
-        data.par_chunks_mut(chunk)
-            .enumerate()
-            .for_each(|(i, c)| f(i, c));
-    } else {
-        data.chunks_mut(chunk)
-            .enumerate()
-            .for_each(|(i, c)| f(i, c));
-    }
-}
-
-/// [`for_each_chunk`] over two slices cut into the same number of pieces.
-pub fn for_each_chunk_pair<A: Send, B: Send>(
-    a: &mut [A],
-    a_chunk: usize,
-    b: &mut [B],
-    b_chunk: usize,
-    parallel: bool,
-    f: impl Fn(usize, &mut [A], &mut [B]) + Sync + Send,
-) {
-    if parallel {
-        a.par_chunks_mut(a_chunk)
-            .zip(b.par_chunks_mut(b_chunk))
-            .enumerate()
-            .for_each(|(i, (x, y))| f(i, x, y));
-    } else {
-        a.chunks_mut(a_chunk)
-            .zip(b.chunks_mut(b_chunk))
-            .enumerate()
-            .for_each(|(i, (x, y))| f(i, x, y));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn both_paths_visit_every_chunk_once_with_its_index() {
-        for parallel in [false, true] {
-            let mut v = vec![0usize; 10];
-            for_each_chunk(&mut v, 3, parallel, |i, c| {
-                c.iter_mut().for_each(|x| *x += i + 1)
-            });
-            assert_eq!(v, [1, 1, 1, 2, 2, 2, 3, 3, 3, 4]);
-            let (mut a, mut b) = (vec![0usize; 4], vec![0usize; 8]);
-            for_each_chunk_pair(&mut a, 1, &mut b, 2, parallel, |i, x, y| {
-                x[0] = i;
-                y.fill(i);
-            });
-            assert_eq!((a, b), (vec![0, 1, 2, 3], vec![0, 0, 1, 1, 2, 2, 3, 3]));
-        }
-    }
 }
