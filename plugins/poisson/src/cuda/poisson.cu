@@ -998,25 +998,19 @@ cg_resident(int* flags, double* res, double* pq, double* part, const S* __restri
             zhw[1] = ldc(w_old, i);
             zhs[1] = ldc(s_in, i);
         }
-        // Planes past zn repeat the last one (a valid address; the value is never used).
-        if (valid && (x_lo_halo || x_hi_halo)) {
+        // The column of (r, w, s) at `offset` from this thread's points, plane by plane; planes
+        // past zn repeat the last one (a valid address; the value is never used).
+        auto load_column = [&](long long offset, A* hr, A* hw, A* hs) {
 #pragma unroll
             for (int j = 0; j < RES_ZMAX; ++j) {
-                const long long i = base + (long long)min(j, zn - 1) * plane + hx;
-                xhr[j] = ldc(r_src, i);
-                xhw[j] = ldc(w_old, i);
-                xhs[j] = ldc(s_in, i);
+                const long long i = base + (long long)min(j, zn - 1) * plane + offset;
+                hr[j] = ldc(r_src, i);
+                hw[j] = ldc(w_old, i);
+                hs[j] = ldc(s_in, i);
             }
-        }
-        if (valid && (y_lo_halo || y_hi_halo)) {
-#pragma unroll
-            for (int j = 0; j < RES_ZMAX; ++j) {
-                const long long i = base + (long long)min(j, zn - 1) * plane + hy;
-                yhr[j] = ldc(r_src, i);
-                yhw[j] = ldc(w_old, i);
-                yhs[j] = ldc(s_in, i);
-            }
-        }
+        };
+        if (valid && (x_lo_halo || x_hi_halo)) load_column(hx, xhr, xhw, xhs);
+        if (valid && (y_lo_halo || y_hi_halo)) load_column(hy, yhr, yhw, yhs);
         // r_k from a stored triple (s is ignored on the second iteration, everything but r at
         // the start, where the buffers still hold the poison).
         auto R = [&](A r, A w, A sv) -> A {
