@@ -124,3 +124,27 @@ PY
   cp "$OUT/tile_quick/summary.md" "$OUT/tile_quick_summary.md"; rm -rf "$OUT/tile_quick"
   cat "$OUT/table.txt"
 }
+# Call 8 (issue 14): a fourth LayerNorm schedule, the prefetching wave with one warp per row
+# (statistics by warp shuffles, no block barrier): the nn_ops self-check (every schedule), the
+# LayerNorm bench and the torch anchor in one call; (issue 15) the Poisson 64^3 profiles after
+# cg_resident's halo columns load through one function.
+call8() {
+  step nn_check 200 $B/nn_ops_gpu_check
+  grep -E "^(checks|RESULT)|FAIL" "$OUT/nn_check.log" | head -10
+  step nn_ln 150 $B/nn_ops_gpu_check --bench --only layer_norm
+  grep -E "^(checks|RESULT|bench copy)|FAIL" "$OUT/nn_ln.log" | head -20
+  grep -E "^layer_norm" "$OUT/nn_ln.log" | cut -c1-130
+  step torch_ln 200 python3 benches/anchors/nn_ops_torch.py --only layer_norm
+  python3 - "$OUT/torch_ln.log" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    if not l.startswith('{'): continue
+    r = json.loads(l)
+    if r.get('kernel') != 'nn_ops.layer_norm': continue
+    p = r['params']
+    print('%-13s %-5s %4s x %-5s %9s %s' % (r['impl'], r['precision'], p.get('seq'), p.get('dim'), r.get('us_per_call'), r.get('cache')))
+PY
+  step poisson64 200 $B/poisson_gpu_check --only '64^3'
+  grep -E "^bench" "$OUT/poisson64.log" | grep -v "zch\|/SM" | cut -c7-120
+  cat "$OUT/table.txt"
+}
