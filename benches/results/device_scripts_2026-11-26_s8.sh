@@ -148,3 +148,17 @@ PY
   grep -E "^bench" "$OUT/poisson64.log" | grep -v "zch\|/SM" | cut -c7-120
   cat "$OUT/table.txt"
 }
+# Call 9: the final tree (65319fa): the Poisson, nn_ops and tile_ops GPU self-checks, calibrate, and
+# the tile_ops quick suite gated against baselines/gpu-h100.json.
+call9() {
+  for p in poisson nn_ops tile_ops; do
+    step $p 300 $B/${p}_gpu_check
+    grep -E "^(checks|RESULT)|FAIL" "$OUT/$p.log" | head -5
+  done
+  step calibrate 200 $HOST calibrate
+  grep -E "^(batch|cold)  *paced" "$OUT/calibrate.log"
+  step tile_quick 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --compare auto --output-dir "$OUT/tile_quick"
+  grep -E "gating|checks:|measuring|case\(s\) in|gate:" "$OUT/tile_quick.log" | head -8
+  rm -rf "$OUT/tile_quick"
+  cat "$OUT/table.txt"
+}
