@@ -162,3 +162,17 @@ call9() {
   rm -rf "$OUT/tile_quick"
   cat "$OUT/table.txt"
 }
+# Call 10 (issue 14): Nsight Compute on LayerNorm bf16 8192 x 1024, ours (the default schedule,
+# first launches of the bench) against torch.compile's Triton kernel (benches/probes/
+# ln_compile_probe.py), same sections, base clocks, caches flushed before each kernel.
+call10() {
+  local S="--section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats"
+  step ncu_ours 200 ncu --kernel-name layer_norm --launch-count 2 $S $B/nn_ops_gpu_check --bench-only --only dim=1024
+  step ncu_compile 300 ncu --kernel-name regex:triton --launch-skip 3 --launch-count 2 $S python3 benches/probes/ln_compile_probe.py --rows 8192 --dim 1024
+  for f in ncu_ours ncu_compile; do
+    echo "== $f"
+    grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput  |L1/TEX Hit|L2 Hit|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|Warp Cycles Per Issued|Eligible Warps|Issued Warp|No Eligible|Dynamic Shared|Static Shared" "$OUT/$f.log" | head -40
+    grep -E "stalled waiting|This stall type" "$OUT/$f.log" | head -6
+  done
+  cat "$OUT/table.txt"
+}
