@@ -6,7 +6,10 @@ of a call are cloned into n buffer sets totalling at least 3 x L2 (n in [4, 16],
 is short), CALLS round-robin calls are captured in one CUDA graph, one replay is timed with CUDA
 events (after a warm-up replay), and the time is divided by CALLS. Each call returns its outputs
 as torch does; inside the graph they come from the graph's private memory pool (copying them into
-cloned output buffers would add a read and a write that the Rust kernels do not pay). GB/s count
+cloned output buffers would add a read and a write that the Rust kernels do not pay), and each
+stays referenced until its buffer set comes round again, so the outputs rotate over n + 1 blocks
+as apex-host's rotate with its inputs (until 2026-11-26 they were dropped at once and every call
+wrote the same block, still in L2: see bench_graph). GB/s count
 the same minimum traffic the Rust kernels declare (Work): inputs read once, outputs written once
 (cross-entropy: logits + int64 targets, + the gradient with grad, + 4 bytes for the loss).
 
@@ -74,9 +77,15 @@ def bench_graph(fn, sets):
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
+    # Each call's outputs stay referenced until its buffer set comes round again, so the graph's
+    # pool gives the calls len(sets) distinct output blocks in turn, as apex-host rotates its
+    # outputs with its inputs. Dropped at once (before 2026-11-26), every call got the same
+    # block back and wrote into lines still in L2.
+    ring = [None] * len(sets)
     with torch.cuda.graph(g):
         for i in range(CALLS):
-            fn(sets[i % len(sets)])
+            ring[i % len(sets)] = fn(sets[i % len(sets)])
+    del ring
     g.replay()
     torch.cuda.synchronize()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
