@@ -13,7 +13,8 @@ with the avg merge) and the large profile (B=8, K=4096, C=1536, fp16):
                     it does not run, the reason is printed.
 Timing, as apex-host's batch mode: N calls captured in ONE CUDA graph, the graph replayed, mean
 per call (CUDA events). The inputs rotate over buffer copies covering >= 3 x L2 (quack's
-bench_utils), so a call reads cold data; an implementation whose calls are too heavy to capture
+bench_utils), so a call reads cold data, and each call's outputs rotate with them (kept until
+their set comes round again; until 2026-11-26 every call wrote the same block); an implementation whose calls are too heavy to capture
 that many times uses fewer calls and says so ("cache": "l2_hot", "sets": n). GB/s use the bytes
 the Rust kernels declare (plugins/tile_ssm: Work): tokens read once, y and the state written once,
 the four f32 parameter vectors. Every implementation is checked against an fp64 reference first
@@ -210,9 +211,14 @@ def graph_us(fn, inputs, calls, replays):
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
+    # Each call's outputs stay referenced until its input set comes round again, so the graph's
+    # pool hands the calls distinct output blocks in turn (outputs rotate with the inputs, as in
+    # apex-host's batch mode); dropped at once, every call would write the same block.
+    ring = [None] * len(inputs)
     with torch.cuda.graph(g):
         for i in range(calls):
-            fn(*inputs[i % len(inputs)])
+            ring[i % len(inputs)] = fn(*inputs[i % len(inputs)])
+    del ring
     g.replay()
     torch.cuda.synchronize()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -206,3 +206,26 @@ PY
   grep -E "^(layer_norm|gelu|swish|mse)" "$OUT/ours.log" | grep -v schedule= | grep "seq=8192" | cut -c1-110
   cat "$OUT/table.txt"
 }
+# Call 12 (issues 14's method in tile_ssm's anchor): tile_ssm_torch.py with each call's outputs
+# rotating with its inputs (this tree) and as before (old_tile_ssm_torch_tmp.py, HEAD's copy), the
+# large profile, then our bench of the same profile, one call.
+call12() {
+  for v in new old; do
+    local script=benches/anchors/tile_ssm_torch.py
+    [ $v = old ] && script=benches/anchors/old_tile_ssm_torch_tmp.py
+    step ssm_$v 280 env TILE_SSM_PROFILES=large python3 $script
+  done
+  step ours 200 $B/tile_ssm_gpu_check --bench-only --profile large
+  for v in new old; do
+    python3 - "$OUT/ssm_$v.log" $v <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    if not l.startswith('{'): continue
+    r = json.loads(l)
+    p = r.get('params', {})
+    print('%-4s %-17s %-14s %9s %s' % (sys.argv[2], r.get('impl'), p.get('direction'), r.get('us_per_call'), r.get('cache')))
+PY
+  done
+  grep -E "large|dram" "$OUT/ours.log" | head -12
+  cat "$OUT/table.txt"
+}
