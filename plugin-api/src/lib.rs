@@ -23,6 +23,8 @@
 mod accuracy;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "element")]
+pub mod element;
 mod error;
 mod export;
 pub mod ffi;

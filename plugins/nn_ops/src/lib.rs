@@ -19,7 +19,6 @@ pub mod accuracy;
 pub mod case;
 pub mod cpu_par;
 pub mod device;
-mod element;
 pub mod fast_math;
 pub mod harness;
 pub mod op;
@@ -29,6 +28,6 @@ pub mod rng;
 pub mod rows;
 pub mod self_check;
 
-pub use element::Element;
+pub use apex_plugin_api::element::Element;
 
 apex_plugin_api::export_plugin!();

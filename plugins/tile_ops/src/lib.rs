@@ -14,7 +14,6 @@ pub mod case;
 mod compare;
 pub mod cpu_par;
 pub mod device;
-mod element;
 pub mod harness;
 pub mod op;
 pub mod ops;
@@ -23,7 +22,7 @@ pub mod selection;
 pub mod self_check;
 mod shape;
 
-pub use element::Element;
+pub use apex_plugin_api::element::Element;
 pub use selection::IdPattern;
 pub use shape::{MapShape, TileShape};
 

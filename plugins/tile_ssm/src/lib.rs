@@ -22,7 +22,6 @@
 pub mod case;
 pub mod cpu;
 pub mod device;
-mod element;
 pub mod harness;
 pub mod inputs;
 pub mod problem;
@@ -31,6 +30,6 @@ pub mod reference;
 mod rng;
 pub mod self_check;
 
-pub use element::Element;
+pub use apex_plugin_api::element::Element;
 
 apex_plugin_api::export_plugin!();

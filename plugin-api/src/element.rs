@@ -1,10 +1,12 @@
-//! [`Element`]: the token storage types (fp32, fp16, bf16) and their conversions.
+//! [`Element`]: the storage types a plugin's CPU path computes in (fp32, fp16, bf16) and their
+//! conversions, for plugins (feature `element`; not part of the ABI). One copy for every plugin, so
+//! their CPU paths round alike; the bf16 rounding is the integer recipe their CUDA kernels use.
 //!
-//! Every path computes in f32 (the reference in f64) and rounds once when it stores; the slice
-//! conversions are the vectorizable path (`half` uses F16C when the CPU has it). The bf16 rounding
-//! is the same integer recipe as the CUDA kernels (`cuda/tile_ssm.cu`), so both round alike.
+//! Every op computes in f32 (its reference in f64) and rounds once when it stores; the slice
+//! conversions are the vectorizable path (`half` uses F16C when the CPU has it), so inner loops
+//! convert a row at a time.
 
-use apex_plugin_api::Precision;
+use crate::Precision;
 use half::{bf16, f16, slice::HalfFloatSliceExt};
 
 /// A storage element type.
@@ -21,6 +23,28 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 
     fn store(src: &[f32], dst: &mut [Self]);
     /// The raw bits, for bit-exact comparisons.
     fn bits(self) -> u32;
+    /// One unit in the last place of this type at `|v|`: the gap from `|v|` rounded to this type
+    /// to the next larger value (in the subnormal range, the subnormal step).
+    fn ulp(v: f64) -> f64;
+    /// The slice itself when this type is f32 (no conversion needed), else `None`.
+    fn as_f32(s: &[Self]) -> Option<&[f32]> {
+        let _ = s;
+        None
+    }
+    /// The slice itself, writable, when this type is f32, else `None`.
+    fn as_f32_mut(s: &mut [Self]) -> Option<&mut [f32]> {
+        let _ = s;
+        None
+    }
+}
+
+/// `next - value` in f64, or infinity when `value` is not finite.
+fn gap(value: f64, next: f64) -> f64 {
+    if value.is_finite() {
+        next - value
+    } else {
+        f64::INFINITY
+    }
 }
 
 impl Element for f32 {
@@ -41,6 +65,19 @@ impl Element for f32 {
     }
     fn bits(self) -> u32 {
         self.to_bits()
+    }
+    fn as_f32(s: &[Self]) -> Option<&[f32]> {
+        Some(s)
+    }
+    fn as_f32_mut(s: &mut [Self]) -> Option<&mut [f32]> {
+        Some(s)
+    }
+    fn ulp(v: f64) -> f64 {
+        let a = v.abs() as f32;
+        gap(
+            f64::from(a),
+            f64::from(f32::from_bits(a.to_bits().wrapping_add(1))),
+        )
     }
 }
 
@@ -63,6 +100,13 @@ impl Element for f16 {
     }
     fn bits(self) -> u32 {
         u32::from(self.to_bits())
+    }
+    fn ulp(v: f64) -> f64 {
+        let a = f16::from_f64(v.abs());
+        gap(
+            a.to_f64(),
+            f16::from_bits(a.to_bits().wrapping_add(1)).to_f64(),
+        )
     }
 }
 
@@ -89,6 +133,13 @@ impl Element for bf16 {
     }
     fn bits(self) -> u32 {
         u32::from(self.to_bits())
+    }
+    fn ulp(v: f64) -> f64 {
+        let a = bf16::from_f64(v.abs());
+        gap(
+            a.to_f64(),
+            bf16::from_bits(a.to_bits().wrapping_add(1)).to_f64(),
+        )
     }
 }
 
@@ -122,6 +173,16 @@ mod tests {
         ] {
             assert_eq!(bf16_round(v), bf16::from_f32(v), "{v}");
         }
+    }
+
+    #[test]
+    fn ulp_is_the_storage_step() {
+        assert_eq!(f32::ulp(1.0), f64::from(f32::EPSILON));
+        assert_eq!(f16::ulp(1.0), 2f64.powi(-10));
+        assert_eq!(bf16::ulp(-1.0), 2f64.powi(-7));
+        // fp16 subnormals: a fixed step of 2^-24.
+        assert_eq!(f16::ulp(1e-7), 2f64.powi(-24));
+        assert!(f16::ulp(1e6).is_infinite());
     }
 
     #[test]
