@@ -29,6 +29,7 @@ mod error;
 mod export;
 pub mod ffi;
 mod figure;
+pub mod harness;
 mod kernel;
 #[cfg(feature = "cuda")]
 pub mod kernel_cache;

@@ -2,11 +2,8 @@
 //! requests, and the check cycle the host runs (fresh inputs, poisoned outputs, run, verify).
 //! The tests, the GPU self-check and its example share it.
 
-use abi_stable::std_types::ROption;
-use apex_plugin_api::{
-    Backend, CudaHandles, Kernel, ParamValue, Params, PluginError, Precision, SetupRequest,
-    Tolerance,
-};
+pub use apex_plugin_api::harness::{params, request};
+use apex_plugin_api::{Backend, CudaHandles, ParamValue, PluginError, Precision, Tolerance};
 
 use crate::{
     case::{Config, PoissonCase, PoissonKernel},
@@ -14,35 +11,6 @@ use crate::{
     solve::Method,
     verdict::Verdict,
 };
-
-/// The kernel's declared defaults, with `overrides` replacing or adding values.
-pub fn params(kernel: &dyn Kernel, overrides: &[(&str, ParamValue)]) -> Params {
-    let mut p = Params::default();
-    for spec in kernel.descriptor().params.iter() {
-        let value = overrides
-            .iter()
-            .find(|(name, _)| *name == spec.name.as_str())
-            .map_or_else(|| spec.default.clone(), |(_, v)| v.clone());
-        p.push(spec.name.as_str(), value);
-    }
-    p
-}
-
-pub fn request(
-    params: Params,
-    backend: Backend,
-    precision: Precision,
-    seed: u64,
-    cuda: Option<CudaHandles>,
-) -> SetupRequest {
-    SetupRequest {
-        params,
-        backend,
-        precision,
-        seed,
-        cuda: cuda.map_or(ROption::RNone, ROption::RSome),
-    }
-}
 
 /// `grid_size` as a parameter value.
 pub fn grid(nx: i64, ny: i64, nz: i64) -> ParamValue {
