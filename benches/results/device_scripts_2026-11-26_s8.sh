@@ -229,3 +229,13 @@ PY
   grep -E "large|dram" "$OUT/ours.log" | head -12
   cat "$OUT/table.txt"
 }
+# Call 13: the four plugins' GPU unit tests (release test binaries built on the dev machine, in
+# .device/bin/tests), which now open the device through StandaloneGpu: each must run its GPU cases,
+# not print "skipped".
+call13() {
+  for t in nn_ops poisson tile_ops tile_ssm; do
+    step test_$t 300 $B/tests/apex_plugin_$t --test-threads 1 --nocapture cuda_cases_verify
+    grep -E "skipped|test result|passed|FAILED|panicked" "$OUT/test_$t.log" | head -5
+  done
+  cat "$OUT/table.txt"
+}
