@@ -210,6 +210,54 @@ fn map_interleaved(src: &[f32], dst: &mut [f32], f: impl Fn(f32) -> f32) {
     }
 }
 
+/// The [`crate::op::NnOp`] methods of an op that is a newtype over [`Activation`] (GELU, Swish):
+/// each forwards to the wrapped `Activation`. Expanded inside the op's `impl NnOp`, after its own
+/// `descriptor` and `plan`.
+macro_rules! activation_methods {
+    () => {
+        fn work(&self, precision: apex_plugin_api::Precision) -> apex_plugin_api::Work {
+            self.0.work(precision)
+        }
+        fn output_lens(&self) -> crate::op::OutputLens {
+            self.0.output_lens()
+        }
+        fn generate<T: crate::Element>(&self, seed: u64) -> crate::op::Inputs<T> {
+            self.0.generate(seed)
+        }
+        fn run_cpu<T: crate::Element>(
+            &self,
+            inputs: &crate::op::Inputs<T>,
+            outputs: &mut crate::op::Outputs<T>,
+            parallel: bool,
+        ) {
+            self.0.run_cpu(inputs, outputs, parallel);
+        }
+        fn verify<T: crate::Element>(
+            &self,
+            inputs: &crate::op::Inputs<T>,
+            outputs: &crate::op::Outputs<T>,
+            tolerance: &apex_plugin_api::Tolerance,
+        ) -> apex_plugin_api::Accuracy {
+            self.0.verify(inputs, outputs, tolerance)
+        }
+        fn cuda_program(
+            &self,
+            precision: apex_plugin_api::Precision,
+            _facts: crate::op::DeviceFacts,
+        ) -> Result<crate::op::CudaProgram, apex_plugin_api::PluginError> {
+            self.0.cuda_program(precision)
+        }
+        fn launch(
+            &self,
+            device: &crate::device::DeviceState,
+            set: usize,
+        ) -> Result<(), apex_plugin_api::PluginError> {
+            self.0.launch(device, set)
+        }
+    };
+}
+pub(crate) use activation_methods;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,19 +1,10 @@
 //! `nn_ops.gelu`: GELU over `x[batch, seq, dim]`, erf form (`approximate: none`, PyTorch's
 //! default) or tanh form (`approximate: tanh`), elementwise (see [`super::activation`]).
 
-use apex_plugin_api::{
-    Accuracy, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work,
-};
+use apex_plugin_api::{KernelDescriptor, ParamSpec, Params, PluginError};
 
-use super::activation::{Activation, Func};
-use crate::{
-    Element,
-    device::DeviceState,
-    op::{
-        CudaProgram, DeviceFacts, Inputs, NnOp, OutputLens, Outputs, base_descriptor, rows_dim,
-        with_bsd,
-    },
-};
+use super::activation::{Activation, Func, activation_methods};
+use crate::op::{NnOp, base_descriptor, rows_dim, with_bsd};
 
 /// A validated GELU case.
 #[derive(Debug, Clone, Copy)]
@@ -49,36 +40,7 @@ impl NnOp for Gelu {
         }))
     }
 
-    fn work(&self, precision: Precision) -> Work {
-        self.0.work(precision)
-    }
-    fn output_lens(&self) -> OutputLens {
-        self.0.output_lens()
-    }
-    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
-        self.0.generate(seed)
-    }
-    fn run_cpu<T: Element>(&self, inputs: &Inputs<T>, outputs: &mut Outputs<T>, parallel: bool) {
-        self.0.run_cpu(inputs, outputs, parallel);
-    }
-    fn verify<T: Element>(
-        &self,
-        inputs: &Inputs<T>,
-        outputs: &Outputs<T>,
-        tolerance: &Tolerance,
-    ) -> Accuracy {
-        self.0.verify(inputs, outputs, tolerance)
-    }
-    fn cuda_program(
-        &self,
-        precision: Precision,
-        _facts: DeviceFacts,
-    ) -> Result<CudaProgram, PluginError> {
-        self.0.cuda_program(precision)
-    }
-    fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
-        self.0.launch(device, set)
-    }
+    activation_methods!();
 }
 
 #[cfg(test)]
@@ -88,7 +50,7 @@ mod tests {
         case::OpKernel,
         harness::{assert_cpu_checks, bsd, params},
     };
-    use apex_plugin_api::ParamValue;
+    use apex_plugin_api::{ParamValue, Tolerance};
 
     #[test]
     fn both_forms_match_the_reference_for_every_precision() {

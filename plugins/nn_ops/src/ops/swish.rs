@@ -1,19 +1,10 @@
 //! `nn_ops.swish`: Swish / SiLU, `x * sigmoid(x)`, over `x[batch, seq, dim]`, elementwise (see
 //! [`super::activation`]).
 
-use apex_plugin_api::{
-    Accuracy, KernelDescriptor, Params, PluginError, Precision, Tolerance, Work,
-};
+use apex_plugin_api::{KernelDescriptor, Params, PluginError};
 
-use super::activation::{Activation, Func};
-use crate::{
-    Element,
-    device::DeviceState,
-    op::{
-        CudaProgram, DeviceFacts, Inputs, NnOp, OutputLens, Outputs, base_descriptor, rows_dim,
-        with_bsd,
-    },
-};
+use super::activation::{Activation, Func, activation_methods};
+use crate::op::{NnOp, base_descriptor, rows_dim, with_bsd};
 
 /// A validated Swish case.
 #[derive(Debug, Clone, Copy)]
@@ -35,36 +26,7 @@ impl NnOp for Swish {
         }))
     }
 
-    fn work(&self, precision: Precision) -> Work {
-        self.0.work(precision)
-    }
-    fn output_lens(&self) -> OutputLens {
-        self.0.output_lens()
-    }
-    fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
-        self.0.generate(seed)
-    }
-    fn run_cpu<T: Element>(&self, inputs: &Inputs<T>, outputs: &mut Outputs<T>, parallel: bool) {
-        self.0.run_cpu(inputs, outputs, parallel);
-    }
-    fn verify<T: Element>(
-        &self,
-        inputs: &Inputs<T>,
-        outputs: &Outputs<T>,
-        tolerance: &Tolerance,
-    ) -> Accuracy {
-        self.0.verify(inputs, outputs, tolerance)
-    }
-    fn cuda_program(
-        &self,
-        precision: Precision,
-        _facts: DeviceFacts,
-    ) -> Result<CudaProgram, PluginError> {
-        self.0.cuda_program(precision)
-    }
-    fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
-        self.0.launch(device, set)
-    }
+    activation_methods!();
 }
 
 #[cfg(test)]
@@ -74,6 +36,7 @@ mod tests {
         case::OpKernel,
         harness::{assert_cpu_checks, bsd},
     };
+    use apex_plugin_api::Tolerance;
 
     #[test]
     fn matches_the_reference_for_every_precision() {
