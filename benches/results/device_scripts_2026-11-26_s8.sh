@@ -239,3 +239,12 @@ call13() {
   done
   cat "$OUT/table.txt"
 }
+# Call 14: the final tree (673bfd8, after Element, the harness and the chunk loops moved into
+# plugin-api): the four plugins' GPU self-checks.
+call14() {
+  for p in poisson nn_ops tile_ops tile_ssm; do
+    step $p 300 $B/${p}_gpu_check
+    grep -E "^(checks|RESULT)|FAIL" "$OUT/$p.log" | head -5
+  done
+  cat "$OUT/table.txt"
+}
