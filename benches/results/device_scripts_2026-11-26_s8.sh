@@ -15,6 +15,22 @@ step() {
   row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
 }
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+# The run's phase totals, then the N cases that took longest with their phases (summary.json).
+slowest_phases() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("totals:", {k: round(v, 2) for k, v in (s.get("time_accounting") or {}).get("phases_s", {}).items()})
+rows = []
+for cid, c in s["benchmarks"].items():
+    ph = (c.get("protocol") or {}).get("phases_s") or {}
+    rows.append((sum(ph.values()), cid, ph))
+rows.sort(key=lambda r: -r[0])
+for t, cid, ph in rows[:int(sys.argv[2])]:
+    print(f"{t:6.2f}s {cid[:110]}")
+    print("        " + " ".join(f"{k}={v:.2f}" for k, v in sorted(ph.items(), key=lambda kv: -kv[1])))
+PY
+}
 # Call 1 (issue 15): CG's x step deferred to the next iteration's direction pass (9 words a point
 # per iteration instead of 10). The Poisson self-check and bench of this tree; then the 256^3
 # profiles of b30b791 (before) and of this tree, alternating; then the CG cases through apex-host
@@ -75,19 +91,7 @@ call4() {
   cp "$OUT/apex_poisson/summary.md" "$OUT/apex_poisson_summary.md"; rm -rf "$OUT/apex_poisson"
   step tile_quick 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --output-dir "$OUT/tile_quick"
   tail -6 "$OUT/tile_quick.log"
-  python3 - "$OUT/tile_quick/summary.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-print("totals:", {k: round(v, 2) for k, v in (s.get("time_accounting") or {}).get("phases_s", {}).items()})
-rows = []
-for cid, c in s["benchmarks"].items():
-    ph = (c.get("protocol") or {}).get("phases_s") or {}
-    rows.append((sum(ph.values()), cid, ph))
-rows.sort(key=lambda r: -r[0])
-for t, cid, ph in rows[:12]:
-    print(f"{t:6.2f}s {cid}")
-    print("        " + " ".join(f"{k}={v:.2f}" for k, v in sorted(ph.items(), key=lambda kv: -kv[1])))
-PY
+  slowest_phases "$OUT/tile_quick/summary.json" 12
   cp "$OUT/tile_quick/summary.json" "$OUT/tile_quick_summary.json"; rm -rf "$OUT/tile_quick"
   cat "$OUT/table.txt"
 }
@@ -108,19 +112,7 @@ call7() {
   grep -E "^(RESULT|checks)|FAIL" "$OUT/tile_check.log" | head -5
   step tile_quick 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --compare auto --output-dir "$OUT/tile_quick"
   grep -E "gating|checks:|measuring|case\(s\) in|gate:" "$OUT/tile_quick.log" | head -8
-  python3 - "$OUT/tile_quick/summary.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-print("totals:", {k: round(v, 2) for k, v in (s.get("time_accounting") or {}).get("phases_s", {}).items()})
-rows = []
-for cid, c in s["benchmarks"].items():
-    ph = (c.get("protocol") or {}).get("phases_s") or {}
-    rows.append((sum(ph.values()), cid, ph))
-rows.sort(key=lambda r: -r[0])
-for t, cid, ph in rows[:6]:
-    print(f"{t:6.2f}s {cid[:110]}")
-    print("        " + " ".join(f"{k}={v:.2f}" for k, v in sorted(ph.items(), key=lambda kv: -kv[1])))
-PY
+  slowest_phases "$OUT/tile_quick/summary.json" 6
   cp "$OUT/tile_quick/summary.md" "$OUT/tile_quick_summary.md"; rm -rf "$OUT/tile_quick"
   cat "$OUT/table.txt"
 }

@@ -132,6 +132,11 @@ impl StandaloneGpu {
         })
     }
 
+    /// Waits for everything enqueued on the stream (the host's synchronization before `verify`).
+    pub fn sync(&self) -> Result<(), PluginError> {
+        self.stream.synchronize().map_err(cuda_error)
+    }
+
     /// `device: NAME (sm_XY)`, the first line such a program prints.
     pub fn describe(&self) -> String {
         format!(

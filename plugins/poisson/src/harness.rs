@@ -2,7 +2,7 @@
 //! requests, and the check cycle the host runs (fresh inputs, poisoned outputs, run, verify).
 //! The tests, the GPU self-check and its example share it.
 
-pub use apex_plugin_api::harness::{params, request};
+pub use apex_plugin_api::harness::{describe, params, request};
 use apex_plugin_api::{Backend, CudaHandles, ParamValue, PluginError, Precision, Tolerance};
 
 use crate::{
@@ -49,13 +49,4 @@ pub fn check<T: Storage>(
     case.run()?;
     sync()?;
     case.verdict(tolerance)
-}
-
-/// A readable parameter list: `grid_size=64x64x64 max_iterations=50`.
-pub fn describe(overrides: &[(&str, ParamValue)]) -> String {
-    overrides
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

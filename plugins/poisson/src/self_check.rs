@@ -282,11 +282,7 @@ mod tests {
             }
         };
         let handles = gpu.handles;
-        let sync = || {
-            gpu.stream
-                .synchronize()
-                .map_err(apex_plugin_api::cuda::cuda_error)
-        };
+        let sync = || gpu.sync();
         let lines = run(handles, &sync);
         let failed: Vec<_> = lines.iter().filter(|l| !l.passed()).collect();
         assert!(

@@ -165,6 +165,9 @@ impl<T: Storage> DeviceSolver<T> {
             Arg::I(d.ny as i32),
             Arg::I(d.nz as i32),
         ];
+        // CG's scalar slots: rho = r.r, or r.z with the V-cycle preconditioner.
+        let pcg = self.method == Method::MgPcg;
+        let rho = if pcg { rz } else { res };
         for k in 0..self.settings.max_iterations {
             match self.method {
                 Method::Mg => {
@@ -174,15 +177,14 @@ impl<T: Storage> DeviceSolver<T> {
                     self.launch(f::RESIDUAL_NORM, grid_stride(d.len()), &with(k, false, &a))?;
                 }
                 Method::Cg | Method::MgPcg => {
-                    let pcg = self.method == Method::MgPcg;
                     let (p0, p1, q) = (cg[1], cg[2], cg[3]);
                     let (p_new, p_old) = if k % 2 == 0 { (p0, p1) } else { (p1, p0) };
-                    let (src, rho) = if pcg {
+                    let src = if pcg {
                         let z = cg[4];
                         self.vcycle(set, &with, 0, z, r, true, k, true, Some(rz))?;
-                        (z, rz)
+                        z
                     } else {
-                        (r, res)
+                        r
                     };
                     let mut a = vec![
                         Arg::P(src),
@@ -235,11 +237,6 @@ impl<T: Storage> DeviceSolver<T> {
         }
         // CG's x step is deferred by one iteration (`direction_body`): the last one comes after
         // `finish` has recorded how many iterations ran.
-        let rho = if self.method == Method::MgPcg {
-            rz
-        } else {
-            res
-        };
         self.launch(
             f::CG_FINAL_STEP,
             grid_stride(d.len()),
