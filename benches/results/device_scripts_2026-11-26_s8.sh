@@ -240,3 +240,15 @@ call14() {
   done
   cat "$OUT/table.txt"
 }
+# Call 15 (the review commit b05b173): the Poisson self-check and bench at 256^3 (CG's rho slot
+# now chosen once per solve), and two GPU unit tests through StandaloneGpu::sync.
+call15() {
+  step poisson 300 $B/poisson_gpu_check --bench
+  grep -E "^(checks|RESULT)|FAIL" "$OUT/poisson.log" | head -5
+  grep -E "^bench (cg|mgpcg) (64|256)" "$OUT/poisson.log" | grep -v "zch\|/SM\|launches\]" | cut -c7-120
+  for t in poisson tile_ops; do
+    step test_$t 300 $B/tests/apex_plugin_$t --test-threads 1 cuda_cases_verify
+    grep -E "skipped|test result" "$OUT/test_$t.log" | head -3
+  done
+  cat "$OUT/table.txt"
+}
