@@ -7,9 +7,11 @@
 /// SplitMix64, one independent stream per (`seed`, `stream`).
 pub struct Rng(u64);
 
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+/// The SplitMix64 increment.
+pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
-fn mix(mut z: u64) -> u64 {
+/// The SplitMix64 finaliser.
+pub fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -33,6 +35,12 @@ impl Rng {
     /// The value the `i`-th next call (0-based) of [`Rng::next_u64`] would return.
     pub fn peek(&self, i: u64) -> u64 {
         mix(self.0.wrapping_add(i.wrapping_add(1).wrapping_mul(GAMMA)))
+    }
+
+    /// The raw state: draw `i` (0-based) from here is `mix(state + (i + 1) * GAMMA)`, which is how
+    /// a device kernel draws the same values ([`GAMMA`], [`mix`]).
+    pub fn state(&self) -> u64 {
+        self.0
     }
 
     /// Advances past `n` draws.

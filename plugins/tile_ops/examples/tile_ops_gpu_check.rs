@@ -70,6 +70,21 @@ fn main() -> ExitCode {
             }
         }
     }
+    // Negative controls: verification must fail outputs never written and stale outputs.
+    for control in self_check::controls(handles, 2, &sync) {
+        let status = if control.caught() { "PASS" } else { "FAIL" };
+        failures += usize::from(!control.caught());
+        match &control.result {
+            Ok(a) => println!(
+                "{status} control {}: verify failed it as it must: {} (mismatch={:.2e} non_finite={})",
+                control.label,
+                !a.within(&control.tolerance),
+                a.mismatch_ratio,
+                a.non_finite
+            ),
+            Err(e) => println!("{status} control {}: error: {e}", control.label),
+        }
+    }
     if bench {
         failures += run_bench(&ctx, &stream, handles);
     }

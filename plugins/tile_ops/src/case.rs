@@ -43,8 +43,15 @@ impl<O: TileOp> Kernel for OpKernel<O> {
 }
 
 /// One set-up case of op `O` in storage type `T`.
+///
+/// On the CPU, `inputs` holds every tensor and `outputs` the last call's results. On CUDA, the
+/// uniform tensors live on the device only (drawn there), `inputs` keeps the index tensors and
+/// host-drawn tensors, and verification runs on the device ([`crate::device_check`]) with its
+/// reference checked on the last batch row ([`crate::row_check`]).
 pub struct OpCase<O: TileOp, T: Element> {
     op: O,
+    /// The seed of the current inputs (setup's, then the last `prepare_check`'s).
+    seed: u64,
     inputs: Inputs<T>,
     outputs: Vec<Vec<T>>,
     scratch: CpuScratch,
@@ -54,19 +61,26 @@ pub struct OpCase<O: TileOp, T: Element> {
 impl<O: TileOp, T: Element> OpCase<O, T> {
     pub fn new(request: &SetupRequest) -> Result<Self, PluginError> {
         let op = O::plan(&request.params)?;
-        let inputs = op.generate::<T>(request.seed);
+        let seed = request.seed;
         let lens = op.output_lens();
+        let mut inputs = Inputs::empty();
         let device = match request.backend {
-            Backend::Cpu => None,
+            Backend::Cpu => {
+                op.generate_into(seed, &mut inputs);
+                None
+            }
             Backend::Cuda => {
                 let handles = request.cuda.as_ref().into_option().ok_or_else(|| {
                     PluginError::invalid("a cuda case needs the host's CUDA handles (hint: run it with --backends cuda on a GPU host)")
                 })?;
+                op.generate_host(seed, &mut inputs);
                 Some(DeviceState::new(
                     handles,
                     op.cuda_program(T::PRECISION),
+                    &op.data_specs(),
                     &inputs,
                     &lens,
+                    seed,
                 )?)
             }
             Backend::Trt => {
@@ -76,12 +90,17 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
                 )));
             }
         };
-        let outputs = lens.iter().map(|&n| vec![T::POISON; n]).collect();
+        // A CUDA case downloads its outputs only when asked (`fetch_outputs`).
+        let outputs = match device {
+            None => lens.iter().map(|&n| vec![T::POISON; n]).collect(),
+            Some(_) => Vec::new(),
+        };
         let mut scratch = op.cpu_scratch();
         let work = op.work(&inputs);
         scratch.parallel = crate::cpu_par::worth_threads(work.bytes_read + work.bytes_written);
         Ok(Self {
             op,
+            seed,
             inputs,
             outputs,
             scratch,
@@ -89,12 +108,12 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
         })
     }
 
-    /// The current inputs (tests compare against them).
+    /// The current inputs (on CUDA: the index tensors and host-drawn tensors only).
     pub fn inputs(&self) -> &Inputs<T> {
         &self.inputs
     }
 
-    /// The outputs of the last call (for CUDA, as of the last `verify` or `fetch_outputs`).
+    /// The outputs of the last call (for CUDA, as of the last `fetch_outputs`).
     pub fn outputs(&self) -> &[Vec<T>] {
         &self.outputs
     }
@@ -102,6 +121,11 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
     /// Copies device outputs back to the host copy (no-op on the CPU).
     pub fn fetch_outputs(&mut self) -> Result<(), PluginError> {
         if let Some(device) = &self.device {
+            self.outputs
+                .resize_with(self.op.output_lens().len(), Vec::new);
+            for (out, n) in self.outputs.iter_mut().zip(self.op.output_lens()) {
+                out.resize(n, T::POISON);
+            }
             device.download(&mut self.outputs)?;
         }
         Ok(())
@@ -109,6 +133,42 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
 
     pub fn op(&self) -> &O {
         &self.op
+    }
+
+    /// Fresh inputs for `seed` on the device while the outputs keep the last call's results: the
+    /// self-check's stale-output control (a kernel that returned an earlier call's answer), which
+    /// verification must fail. An error on the CPU.
+    pub fn stage_without_running(&mut self, seed: u64) -> Result<(), PluginError> {
+        let device = self.device.as_mut().ok_or_else(|| {
+            PluginError::invalid("stage_without_running is a CUDA self-check control")
+        })?;
+        self.seed = seed;
+        self.op.generate_host(seed, &mut self.inputs);
+        device.fill_inputs(&self.op.data_specs(), &self.inputs, seed)?;
+        device
+            .stream()
+            .synchronize()
+            .map_err(apex_plugin_api::cuda::cuda_error)
+    }
+
+    /// Verification on the device: the op's reference kernels, every element compared there, and
+    /// the reference itself checked against the CPU's on the last batch row.
+    fn verify_on_device(
+        op: &O,
+        seed: u64,
+        inputs: &Inputs<T>,
+        device: &mut DeviceState,
+        tolerance: &Tolerance,
+    ) -> Result<Accuracy, PluginError> {
+        let lens = op.output_lens();
+        let stream = device.stream().clone();
+        device.check.reference(&stream, lens.iter().sum())?;
+        op.launch_reference(&inputs.ints, device)?;
+        let accuracy = device
+            .check
+            .compare(&stream, &device.outputs, &lens, tolerance)?;
+        crate::row_check::check_last_row(op, seed, inputs, device)?;
+        Ok(accuracy)
     }
 }
 
@@ -129,24 +189,35 @@ impl<O: TileOp, T: Element> Instance for OpCase<O, T> {
     }
 
     fn prepare_check(&mut self, seed: u64) -> Result<(), PluginError> {
-        self.op.generate_into(seed, &mut self.inputs);
-        for out in &mut self.outputs {
-            out.fill(T::POISON);
+        self.seed = seed;
+        match &mut self.device {
+            Some(device) => {
+                self.op.generate_host(seed, &mut self.inputs);
+                device.fill(&self.op.data_specs(), &self.inputs, seed)
+            }
+            None => {
+                self.op.generate_into(seed, &mut self.inputs);
+                for out in &mut self.outputs {
+                    out.fill(T::POISON);
+                }
+                Ok(())
+            }
         }
-        if let Some(device) = &mut self.device {
-            device.upload(&self.inputs)?;
-            device.poison::<T>()?;
-        }
-        Ok(())
     }
 
     fn verify(&mut self, tolerance: &Tolerance) -> Result<Accuracy, PluginError> {
-        self.fetch_outputs()?;
-        let reference = self.op.reference(&self.inputs);
-        Ok(crate::compare::compare_chunked(
-            &self.outputs,
-            &reference,
-            tolerance,
-        ))
+        match &mut self.device {
+            Some(device) => {
+                Self::verify_on_device(&self.op, self.seed, &self.inputs, device, tolerance)
+            }
+            None => {
+                let reference = self.op.reference(&self.inputs);
+                Ok(crate::compare::compare_chunked(
+                    &self.outputs,
+                    &reference,
+                    tolerance,
+                ))
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! [`DeviceState`]: one CUDA case's module, functions and device buffers, attached to the host's
-//! stream. Uploads, poisoning and downloads happen here, outside `run`.
+//! stream, with the [`CheckKit`] that draws its inputs and verifies its outputs. Uploads, draws,
+//! poisoning and downloads happen here, outside `run`.
 
 use std::sync::Arc;
 
@@ -10,7 +11,9 @@ use apex_plugin_api::cuda::{CudaSession, cuda_error};
 
 use crate::{
     Element,
-    op::{CudaProgram, Inputs},
+    device_check::CheckKit,
+    op::{CudaProgram, DataSpec, Draw, Inputs},
+    selection::Rng,
 };
 
 /// Threads per block for every launch: 8 warps, enough memory parallelism per SM for streaming.
@@ -23,6 +26,7 @@ pub struct DeviceState {
     pub ints: Vec<CudaSlice<i32>>,
     pub outputs: Vec<CudaSlice<u8>>,
     pub scratch: Vec<CudaSlice<i32>>,
+    pub check: CheckKit,
 }
 
 /// Raw bytes of a slice of plain floating-point values.
@@ -74,12 +78,16 @@ pub fn grid_1d(n: usize) -> LaunchConfig {
 }
 
 impl DeviceState {
-    /// Attaches to the host's stream, compiles `program` for the device and allocates every buffer.
+    /// Attaches to the host's stream, compiles `program` and the check kit for the device,
+    /// allocates every buffer and fills the inputs of `seed`: `host`'s index tensors and
+    /// [`Draw::Host`] tensors uploaded, the uniform ones drawn on the device.
     pub fn new<T: Element>(
         handles: &CudaHandles,
         program: CudaProgram,
-        inputs: &Inputs<T>,
+        specs: &[DataSpec],
+        host: &Inputs<T>,
         output_lens: &[usize],
+        seed: u64,
     ) -> Result<Self, PluginError> {
         let session = CudaSession::attach(handles)?;
         let module = session.compile(program.name, &program.source)?;
@@ -88,14 +96,15 @@ impl DeviceState {
             .iter()
             .map(|f| session.function(&module, f))
             .collect::<Result<Vec<_>, _>>()?;
+        let check = CheckKit::new(&session, T::PRECISION)?;
         let stream = session.stream.clone();
-        let data = inputs
-            .data
+        let data = specs
             .iter()
-            .map(|d| stream.clone_htod(as_bytes(d)))
+            // SAFETY: every byte is written by `fill` (an upload or a draw) before a launch reads it.
+            .map(|s| unsafe { stream.alloc::<u8>((s.len * std::mem::size_of::<T>()).max(1)) })
             .collect::<Result<Vec<_>, _>>()
             .map_err(cuda_error)?;
-        let ints = inputs
+        let ints = host
             .ints
             .iter()
             .map(|d| stream.clone_htod(d))
@@ -119,8 +128,9 @@ impl DeviceState {
             ints,
             outputs,
             scratch,
+            check,
         };
-        state.poison::<T>()?;
+        state.fill(specs, host, seed)?;
         Ok(state)
     }
 
@@ -128,18 +138,42 @@ impl DeviceState {
         &self.session.stream
     }
 
-    /// Copies fresh inputs over the device ones (same sizes).
-    pub fn upload<T: Element>(&mut self, inputs: &Inputs<T>) -> Result<(), PluginError> {
+    /// Fresh inputs for `seed` (same sizes): `host`'s index tensors and [`Draw::Host`] data
+    /// tensors copied over the device ones, the [`Draw::Uniform`] ones drawn on the device; then
+    /// every output poisoned. Returns after the stream has drained.
+    pub fn fill<T: Element>(
+        &mut self,
+        specs: &[DataSpec],
+        host: &Inputs<T>,
+        seed: u64,
+    ) -> Result<(), PluginError> {
+        self.fill_inputs(specs, host, seed)?;
+        self.poison::<T>()
+    }
+
+    /// [`DeviceState::fill`] without poisoning the outputs: they keep the last call's results.
+    pub fn fill_inputs<T: Element>(
+        &mut self,
+        specs: &[DataSpec],
+        host: &Inputs<T>,
+        seed: u64,
+    ) -> Result<(), PluginError> {
         let stream = self.session.stream.clone();
-        for (dst, src) in self.data.iter_mut().zip(&inputs.data) {
-            stream.memcpy_htod(as_bytes(src), dst).map_err(cuda_error)?;
+        for ((dst, spec), src) in self.data.iter_mut().zip(specs).zip(&host.data) {
+            match spec.draw {
+                Draw::Host => stream.memcpy_htod(as_bytes(src), dst).map_err(cuda_error)?,
+                Draw::Uniform { stream: s, lo, hi } => {
+                    self.check
+                        .draw(&stream, dst, spec.len, &Rng::new(seed, s), lo, hi)?;
+                }
+            }
         }
-        for (dst, src) in self.ints.iter_mut().zip(&inputs.ints) {
+        for (dst, src) in self.ints.iter_mut().zip(&host.ints) {
             stream
                 .memcpy_htod(src.as_slice(), dst)
                 .map_err(cuda_error)?;
         }
-        stream.synchronize().map_err(cuda_error)
+        Ok(())
     }
 
     /// Fills every output with NaN bits, so an element a kernel leaves unwritten fails verify: a

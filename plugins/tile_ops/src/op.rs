@@ -27,25 +27,49 @@ impl<T: crate::Element> Inputs<T> {
         self.ints.resize_with(ints, Vec::new);
     }
 
-    /// A feature map `F` uniform in [-2, 2) and the tile ids of `pattern`, from `seed` (the inputs
-    /// of the ops that read tiles out of one map: TilePack and the fused stage), written over
-    /// `self`.
-    pub fn fill_map_and_ids(
+    /// The tile ids of `pattern` from `seed`, as the one index tensor, and room for `data` data
+    /// tensors (the host part of TilePack's and the fused stage's inputs: their map is drawn
+    /// uniform, [`map_spec`]).
+    pub fn fill_ids(
         &mut self,
         shape: &crate::TileShape,
         pattern: &crate::IdPattern,
         seed: u64,
+        data: usize,
     ) {
-        use crate::selection::{Rng, uniform_into};
-        self.shape_for(1, 1);
+        use crate::selection::Rng;
+        self.shape_for(data, 1);
         self.ints[0] = pattern.generate(shape, &mut Rng::new(seed, 1));
-        uniform_into(
-            &mut self.data[0],
-            shape.map_len(),
-            -2.0,
-            2.0,
-            &mut Rng::new(seed, 2),
-        );
+    }
+}
+
+/// How the values of one data tensor are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Draw {
+    /// Uniform in `[lo, hi)`, element `i` from draw `i` of `Rng::new(seed, stream)`: a CUDA case
+    /// draws these on the device ([`crate::device_check::CheckKit::draw`]), the same values.
+    Uniform { stream: u64, lo: f64, hi: f64 },
+    /// By the op's own host code ([`TileOp::generate_host`]).
+    Host,
+}
+
+/// One data tensor of an op's inputs: its length (batch-major: `batch` rows of equal length) and
+/// how its values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DataSpec {
+    pub len: usize,
+    pub draw: Draw,
+}
+
+/// A `[B,C,H,W]` map uniform in `[-2, 2)` from stream `stream`.
+pub fn map_spec(len: usize, stream: u64) -> DataSpec {
+    DataSpec {
+        len,
+        draw: Draw::Uniform {
+            stream,
+            lo: -2.0,
+            hi: 2.0,
+        },
     }
 }
 
@@ -97,11 +121,30 @@ pub trait TileOp: Sized + Send + Sync + 'static {
     /// The logical minimum each call must move for these `inputs` (the actual selection: empty
     /// slots, overlaps and uncovered pixels count for what they cost, not as full tiles).
     fn work<T: Element>(&self, inputs: &Inputs<T>) -> Work;
-    /// Lengths of the output tensors, in the order `run` writes them.
+    /// Lengths of the output tensors, in the order `run` writes them (batch-major, like every
+    /// input).
     fn output_lens(&self) -> Vec<usize>;
+    /// The batch size `B`: every tensor holds `B` rows of equal length.
+    fn batch(&self) -> usize;
+    /// The same op on one batch row (`B = 1`): what checks a row of the device reference.
+    fn one_row(&self) -> Self;
+    /// The data tensors, in order.
+    fn data_specs(&self) -> Vec<DataSpec>;
+    /// The index tensors and the [`Draw::Host`] data tensors for `seed`, written over `inputs`
+    /// with exactly `data_specs().len()` data tensors ([`Inputs::shape_for`]); the
+    /// [`Draw::Uniform`] ones are left as they are.
+    fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>);
     /// Deterministic inputs for `seed`, written over `inputs` (its buffers are reused where their
-    /// sizes match: [`crate::selection::uniform_into`]).
-    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>);
+    /// sizes match: [`crate::selection::uniform_into`]): the host part, then every uniform tensor.
+    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
+        use crate::selection::{Rng, uniform_range_into};
+        self.generate_host(seed, inputs);
+        for (tensor, spec) in inputs.data.iter_mut().zip(self.data_specs()) {
+            if let Draw::Uniform { stream, lo, hi } = spec.draw {
+                uniform_range_into(tensor, 0, spec.len, lo, hi, &Rng::new(seed, stream));
+            }
+        }
+    }
     /// Deterministic inputs for `seed`, in new buffers.
     fn generate<T: Element>(&self, seed: u64) -> Inputs<T> {
         let mut inputs = Inputs::empty();
@@ -123,6 +166,14 @@ pub trait TileOp: Sized + Send + Sync + 'static {
     fn cuda_program(&self, precision: Precision) -> CudaProgram;
     /// Enqueues one call on the session's stream: launches and memsets only.
     fn launch(&self, precision: Precision, device: &mut DeviceState) -> Result<(), PluginError>;
+    /// Enqueues the kernels of [`crate::device_check`] that write the f64 reference of the
+    /// device's current inputs into `device.check`'s reference buffer, laid out as
+    /// [`TileOp::reference`] returns it; `ints` are the index tensors (on the host too).
+    fn launch_reference(
+        &self,
+        ints: &[Vec<i32>],
+        device: &mut DeviceState,
+    ) -> Result<(), PluginError>;
 }
 
 #[cfg(test)]

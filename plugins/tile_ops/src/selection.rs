@@ -122,6 +122,15 @@ pub fn origins(shape: &TileShape, ids: &[i32], offgrid: bool) -> Vec<i32> {
     out
 }
 
+/// The value of one draw in `[lo, lo + span)`, as every input tensor stores it: computed in f64,
+/// rounded once to f32, and that f32 stored in the case's type (`Element::store`, the rounding
+/// the CUDA kernels use). So a device kernel drawing the same stream writes bit-identical values
+/// (`cuda/check.cu`: `draw_uniform`), and no f64 -> f16 conversion rounds differently on CPUs with
+/// and without F16C.
+pub fn draw_value(bits: u64, lo: f64, span: f64) -> f32 {
+    (lo + span * unit_of(bits)) as f32
+}
+
 /// Values uniform in `[lo, hi)`: the next `len` draws of `rng` (filled in parallel chunks, the
 /// same values and the same `rng` state after as drawing them in order).
 pub fn uniform<T: crate::Element>(len: usize, lo: f64, hi: f64, rng: &mut Rng) -> Vec<T> {
@@ -140,21 +149,40 @@ pub fn uniform_into<T: crate::Element>(
     hi: f64,
     rng: &mut Rng,
 ) {
+    uniform_range_into(out, 0, len, lo, hi, rng);
+    rng.skip(len as u64);
+}
+
+/// Draws `start .. start + len` of `rng`'s stream (which does not advance) into `out`, resized
+/// to `len`: one batch row of a tensor without the rows before it.
+pub fn uniform_range_into<T: crate::Element>(
+    out: &mut Vec<T>,
+    start: u64,
+    len: usize,
+    lo: f64,
+    hi: f64,
+    rng: &Rng,
+) {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
+    const ROUND: usize = 256;
     if out.len() != len {
         *out = vec![T::ZERO; len];
     }
-    let from = &*rng;
+    let span = hi - lo;
     out.par_chunks_mut(CHUNK)
         .enumerate()
         .for_each(|(c, chunk)| {
-            for (j, v) in chunk.iter_mut().enumerate() {
-                let i = (c * CHUNK + j) as u64;
-                *v = T::from_f64(lo + (hi - lo) * unit_of(from.peek(i)));
+            let mut values = [0.0f32; ROUND];
+            for (r, run) in chunk.chunks_mut(ROUND).enumerate() {
+                let first = start + (c * CHUNK + r * ROUND) as u64;
+                let values = &mut values[..run.len()];
+                for (j, v) in values.iter_mut().enumerate() {
+                    *v = draw_value(rng.peek(first + j as u64), lo, span);
+                }
+                T::store(values, run);
             }
         });
-    rng.skip(len as u64);
 }
 
 #[cfg(test)]
@@ -167,11 +195,36 @@ mod tests {
         let mut a = Rng::new(42, 7);
         let mut b = Rng::new(42, 7);
         let par: Vec<f32> = uniform(len, -2.0, 2.0, &mut a);
-        let seq: Vec<f32> = (0..len)
-            .map(|_| <f32 as crate::Element>::from_f64(-2.0 + 4.0 * b.unit()))
-            .collect();
+        let seq: Vec<f32> = (0..len).map(|_| (-2.0 + 4.0 * b.unit()) as f32).collect();
         assert_eq!(par, seq);
         assert_eq!(a.next_u64(), b.next_u64(), "the state after is the same");
+    }
+
+    #[test]
+    fn a_range_of_draws_is_that_slice_of_the_whole_stream() {
+        use half::{bf16, f16};
+        fn check<T: crate::Element>() {
+            let len = (1 << 16) * 2 + 999;
+            let all: Vec<T> = uniform(len, -2.0, 2.0, &mut Rng::new(5, 3));
+            let mut part = vec![T::ZERO; 3];
+            uniform_range_into(&mut part, 70_001, 50_000, -2.0, 2.0, &Rng::new(5, 3));
+            assert!(part == all[70_001..120_001], "{:?}", T::PRECISION);
+        }
+        check::<f32>();
+        check::<f16>();
+        check::<bf16>();
+    }
+
+    #[test]
+    fn half_precision_draws_round_once_from_f32() {
+        use half::{bf16, f16};
+        let draws: Vec<f32> = uniform(5000, -2.0, 2.0, &mut Rng::new(8, 1));
+        let h: Vec<f16> = uniform(5000, -2.0, 2.0, &mut Rng::new(8, 1));
+        let b: Vec<bf16> = uniform(5000, -2.0, 2.0, &mut Rng::new(8, 1));
+        for ((&x, &h), &b) in draws.iter().zip(&h).zip(&b) {
+            assert_eq!(h, f16::from_f32(x));
+            assert_eq!(b, bf16::from_f32(x));
+        }
     }
 
     fn shape(k: usize) -> TileShape {

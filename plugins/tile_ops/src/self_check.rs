@@ -103,6 +103,92 @@ pub fn run(
     lines
 }
 
+/// A verification that must fail, and what it returned.
+#[derive(Debug, Clone)]
+pub struct Control {
+    pub label: String,
+    /// The figures verify returned (an error is a control that did not even run).
+    pub result: Result<Accuracy, PluginError>,
+    pub tolerance: Tolerance,
+}
+
+impl Control {
+    /// Whether verification failed as it must.
+    pub fn caught(&self) -> bool {
+        matches!(&self.result, Ok(a) if !a.within(&self.tolerance))
+    }
+}
+
+/// The negative controls of the device verification, per op in fp16 on `batch x 8 x 64 x 64`
+/// maps: outputs never written (fresh inputs, poisoned outputs, no call) and stale outputs (a
+/// call, then fresh inputs staged without another call). Both must fail verification.
+pub fn controls(
+    handles: CudaHandles,
+    batch: i64,
+    sync: &dyn Fn() -> Result<(), PluginError>,
+) -> Vec<Control> {
+    let shape = [
+        ("batch", ParamValue::Int(batch)),
+        ("channels", ParamValue::Int(8)),
+        ("height", ParamValue::Int(64)),
+        ("width", ParamValue::Int(64)),
+        ("tile_size", ParamValue::Int(16)),
+        ("kmax", ParamValue::Int(8)),
+    ];
+    let mut out = Vec::new();
+    out.extend(controls_of::<TilePack>(handles, &shape, sync));
+    out.extend(controls_of::<TileUnpack>(handles, &shape, sync));
+    out.extend(controls_of::<FusionGate>(handles, &shape[..4], sync));
+    out.extend(controls_of::<FusedStage>(handles, &shape, sync));
+    out
+}
+
+fn controls_of<O: crate::op::TileOp>(
+    handles: CudaHandles,
+    shape: &[(&'static str, ParamValue)],
+    sync: &dyn Fn() -> Result<(), PluginError>,
+) -> Vec<Control> {
+    use apex_plugin_api::Instance;
+    let kernel = OpKernel::<O>::default();
+    let id = O::descriptor().id;
+    let precision = Precision::Fp16;
+    let tolerance = tolerance_for(&kernel, shape, precision);
+    let setup = || {
+        let p = params(&kernel, shape);
+        crate::case::OpCase::<O, half::f16>::new(&request(
+            p,
+            Backend::Cuda,
+            precision,
+            1,
+            Some(handles),
+        ))
+    };
+    let unwritten = setup().and_then(|mut case| {
+        case.prepare_check(11)?;
+        sync()?;
+        case.verify(&tolerance)
+    });
+    let stale = setup().and_then(|mut case| {
+        case.prepare_check(11)?;
+        case.run()?;
+        sync()?;
+        case.stage_without_running(12)?;
+        case.verify(&tolerance)
+    });
+    vec![
+        Control {
+            label: format!("{id} {precision} outputs never written"),
+            result: unwritten,
+            tolerance,
+        },
+        Control {
+            label: format!("{id} {precision} outputs of the previous inputs"),
+            result: stale,
+            tolerance,
+        },
+    ]
+}
+
 /// Exact for copies (pack, unpack override), the declared default otherwise.
 pub fn tolerance_for(
     kernel: &dyn Kernel,
@@ -142,6 +228,17 @@ pub fn all_programs() -> Result<Vec<(String, crate::op::CudaProgram)>, PluginErr
             ("kmax", ParamValue::Int(4)),
         ];
         for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+            if tile == 8 {
+                out.push((
+                    format!("check kit {precision}"),
+                    crate::op::CudaProgram {
+                        name: crate::device_check::PROGRAM,
+                        source: crate::device_check::source(precision),
+                        functions: &[],
+                        scratch_i32: vec![],
+                    },
+                ));
+            }
             let mut add = |id: &str,
                            variant: &[(&'static str, ParamValue)],
                            program: crate::op::CudaProgram| {
@@ -238,6 +335,14 @@ mod tests {
             "{} of {} cases failed: {failed:#?}",
             failed.len(),
             lines.len()
+        );
+        let missed: Vec<_> = controls(handles, 2, &sync)
+            .into_iter()
+            .filter(|c| !c.caught())
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "verification passed wrong outputs: {missed:#?}"
         );
     }
 }

@@ -188,6 +188,10 @@ impl TileShape {
             (id % self.grid_w()) * self.tile,
         )
     }
+    /// `[kmax, channels, height, width, tile]` as the reference kernels take them.
+    pub fn dims_u32(&self) -> [u32; 5] {
+        [self.kmax, self.channels, self.height, self.width, self.tile].map(|v| v as u32)
+    }
     /// Whether `id` names a tile on the grid. Anything else (`-1`, `>= G`) is an empty slot.
     pub fn is_valid_id(&self, id: i32) -> bool {
         id >= 0 && (id as usize) < self.grid()

@@ -13,7 +13,8 @@ use cudarc::driver::PushKernelArg;
 use crate::{
     Element, IdPattern, TileShape,
     device::{DeviceState, ROW_VECTORS_PER_THREAD, band_grid, channels_per_block},
-    op::{CpuScratch, CudaProgram, Inputs, TileOp},
+    device_check::{f, grid, slot_origins},
+    op::{CpuScratch, CudaProgram, DataSpec, Inputs, TileOp, map_spec},
     program::{assemble, vec_elems},
 };
 
@@ -91,8 +92,26 @@ impl TileOp for FusedStage {
         vec![self.shape.map_len()]
     }
 
-    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
-        inputs.fill_map_and_ids(&self.shape, &self.ids, seed);
+    fn batch(&self) -> usize {
+        self.shape.batch
+    }
+
+    fn one_row(&self) -> Self {
+        Self {
+            shape: TileShape {
+                batch: 1,
+                ..self.shape
+            },
+            ..self.clone()
+        }
+    }
+
+    fn data_specs(&self) -> Vec<DataSpec> {
+        vec![map_spec(self.shape.map_len(), 2)]
+    }
+
+    fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
+        inputs.fill_ids(&self.shape, &self.ids, seed, 1);
     }
 
     fn run_cpu<T: Element>(
@@ -132,11 +151,12 @@ impl TileOp for FusedStage {
         let (f, ids) = (&inputs.data[0], &inputs.ints[0]);
         let [vs, vb, gs, gb] = self.coef.map(f64::from);
         use rayon::prelude::*;
-        let plane = s.channels * s.height * s.width;
+        let hw = s.height * s.width;
         let mut out = vec![0.0f64; f.len()];
-        // One batch row per task (the large profile has 8).
-        out.par_chunks_mut(plane).enumerate().for_each(|(b, out)| {
-            let f = &f[b * plane..(b + 1) * plane];
+        // One (batch row, channel) plane per task.
+        out.par_chunks_mut(hw).enumerate().for_each(|(plane, out)| {
+            let b = plane / s.channels;
+            let f = &f[plane * hw..(plane + 1) * hw];
             for (o, v) in out.iter_mut().zip(f) {
                 *o = v.to_f64();
             }
@@ -145,13 +165,11 @@ impl TileOp for FusedStage {
                     continue;
                 }
                 let (y0, x0) = s.origin(id as usize);
-                for c in 0..s.channels {
-                    for i in 0..s.tile {
-                        for j in 0..s.tile {
-                            let o = (c * s.height + y0 + i) * s.width + x0 + j;
-                            let x = f[o].to_f64();
-                            out[o] = (vs * x + vb) * (gs * x + gb).max(0.0);
-                        }
+                for i in 0..s.tile {
+                    for j in 0..s.tile {
+                        let o = (y0 + i) * s.width + x0 + j;
+                        let x = f[o].to_f64();
+                        out[o] = (vs * x + vb) * (gs * x + gb).max(0.0);
                     }
                 }
             }
@@ -207,6 +225,35 @@ impl TileOp for FusedStage {
         // SAFETY: arguments match `fused_stage`; one block per (batch, tile row, channel group),
         // each writing every vector of its band.
         unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+
+    /// F widened into the reference, then the selected tiles transformed over it.
+    fn launch_reference(
+        &self,
+        ints: &[Vec<i32>],
+        device: &mut DeviceState,
+    ) -> Result<(), PluginError> {
+        let s = &self.shape;
+        let stream = device.stream().clone();
+        let origins = stream
+            .clone_htod(&slot_origins(s, &ints[0]))
+            .map_err(cuda_error)?;
+        let (n, slots, [kmax, ch, h, w, t]) = (s.map_len() as u64, s.slots() as u64, s.dims_u32());
+        let [vs, vb, gs, gb] = self.coef.map(f64::from);
+        let DeviceState { data, check, .. } = device;
+        let (functions, reference) = check.launch_parts()?;
+        let mut widen = stream.launch_builder(&functions[f::REF_WIDEN]);
+        widen.arg(&data[0]).arg(&mut *reference).arg(&n);
+        // SAFETY: arguments match `ref_widen`; the reference holds the map's values.
+        unsafe { widen.launch(grid(s.map_len())) }.map_err(cuda_error)?;
+        let mut b = stream.launch_builder(&functions[f::REF_FUSED_TILES]);
+        b.arg(&data[0]).arg(&origins).arg(reference).arg(&slots);
+        b.arg(&kmax).arg(&ch).arg(&h).arg(&w).arg(&t);
+        b.arg(&vs).arg(&vb).arg(&gs).arg(&gb);
+        // SAFETY: arguments match `ref_fused_tiles`; every tile element lies inside the map.
+        unsafe { b.launch(grid(s.tiles_len())) }
+            .map(drop)
+            .map_err(cuda_error)
     }
 }
 

@@ -13,7 +13,8 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 use crate::{
     Element, MapShape,
     device::{BLOCK, DeviceState},
-    op::{CpuScratch, CudaProgram, Inputs, TileOp},
+    device_check::{f, grid},
+    op::{CpuScratch, CudaProgram, DataSpec, Draw, Inputs, TileOp, map_spec},
     program::{assemble, vec_elems},
     selection::{Rng, uniform_into},
 };
@@ -100,15 +101,35 @@ impl TileOp for FusionGate {
         vec![self.shape.map_len(), self.shape.pixels()]
     }
 
-    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
+    fn batch(&self) -> usize {
+        self.shape.batch
+    }
+
+    fn one_row(&self) -> Self {
+        Self {
+            shape: MapShape {
+                batch: 1,
+                ..self.shape
+            },
+            ..self.clone()
+        }
+    }
+
+    /// `base` and `heavy` uniform; the proxies drawn on the host (their NaN and infinite pixels
+    /// come from a second pass over the stream).
+    fn data_specs(&self) -> Vec<DataSpec> {
+        let (map, pixels) = (self.shape.map_len(), self.shape.pixels());
+        let proxy = DataSpec {
+            len: pixels,
+            draw: Draw::Host,
+        };
+        vec![map_spec(map, 1), map_spec(map, 2), proxy, proxy]
+    }
+
+    fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
         let s = &self.shape;
         inputs.shape_for(4, 0);
-        let [base, heavy, boundary, uncertainty] = &mut inputs.data[..] else {
-            unreachable!("four data tensors")
-        };
-        uniform_into(base, s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 1));
-        uniform_into(heavy, s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 2));
-        for (n, proxy) in [boundary, uncertainty].into_iter().enumerate() {
+        for (n, proxy) in inputs.data[2..].iter_mut().enumerate() {
             let mut rng = Rng::new(seed, 3 + n as u64);
             uniform_into(proxy, s.pixels(), 0.0, 1.0, &mut rng);
             // About one pixel in 256 is NaN or infinite, to exercise the sanitising.
@@ -253,6 +274,40 @@ impl TileOp for FusionGate {
             .arg(&bias);
         // SAFETY: arguments match `fusion_gate`; the grid covers every pixel vector, channel and batch.
         unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+
+    /// Alpha per pixel into the reference's tail, then the fused map from it.
+    fn launch_reference(
+        &self,
+        _: &[Vec<i32>],
+        device: &mut DeviceState,
+    ) -> Result<(), PluginError> {
+        let s = &self.shape;
+        let stream = device.stream().clone();
+        let (n, pixels, hw) = (
+            s.map_len() as u64,
+            s.pixels() as u64,
+            (s.height * s.width) as u64,
+        );
+        let ch = s.channels as u32;
+        let DeviceState { data, check, .. } = device;
+        let (functions, reference) = check.launch_parts()?;
+        let (mut fused, mut alpha) = reference.split_at_mut(s.map_len());
+        {
+            let mut a = stream.launch_builder(&functions[f::REF_GATE_ALPHA]);
+            a.arg(&data[2]).arg(&data[3]).arg(&mut alpha).arg(&pixels);
+            a.arg(&self.wb).arg(&self.wu).arg(&self.bias);
+            // SAFETY: arguments match `ref_gate_alpha`; the tail holds one value per pixel.
+            unsafe { a.launch(grid(s.pixels())) }.map_err(cuda_error)?;
+        }
+        let alpha = alpha.as_view();
+        let mut b = stream.launch_builder(&functions[f::REF_GATE_FUSE]);
+        b.arg(&data[0]).arg(&data[1]).arg(&alpha).arg(&mut fused);
+        b.arg(&n).arg(&hw).arg(&ch);
+        // SAFETY: arguments match `ref_gate_fuse`; the head holds the map's values.
+        unsafe { b.launch(grid(s.map_len())) }
+            .map(drop)
+            .map_err(cuda_error)
     }
 }
 

@@ -11,7 +11,8 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 use crate::{
     Element, IdPattern, TileShape,
     device::{DeviceState, grid_1d},
-    op::{CudaProgram, Inputs, TileOp},
+    device_check::{f, grid, slot_origins},
+    op::{CudaProgram, DataSpec, Inputs, TileOp, map_spec},
     program::{assemble, vec_elems},
 };
 
@@ -66,8 +67,26 @@ impl TileOp for TilePack {
         vec![self.shape.tiles_len()]
     }
 
-    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
-        inputs.fill_map_and_ids(&self.shape, &self.ids, seed);
+    fn batch(&self) -> usize {
+        self.shape.batch
+    }
+
+    fn one_row(&self) -> Self {
+        Self {
+            shape: TileShape {
+                batch: 1,
+                ..self.shape
+            },
+            ..self.clone()
+        }
+    }
+
+    fn data_specs(&self) -> Vec<DataSpec> {
+        vec![map_spec(self.shape.map_len(), 2)]
+    }
+
+    fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
+        inputs.fill_ids(&self.shape, &self.ids, seed, 1);
     }
 
     fn run_cpu<T: Element>(
@@ -113,6 +132,28 @@ impl TileOp for TilePack {
         let cfg = self.launch_config(precision, tuning);
         // SAFETY: `tile_pack` takes (f, ids, p) and `launch_config` covers every vector of P.
         unsafe { b.launch(cfg) }.map(drop).map_err(cuda_error)
+    }
+
+    fn launch_reference(
+        &self,
+        ints: &[Vec<i32>],
+        device: &mut DeviceState,
+    ) -> Result<(), PluginError> {
+        let s = &self.shape;
+        let stream = device.stream().clone();
+        let origins = stream
+            .clone_htod(&slot_origins(s, &ints[0]))
+            .map_err(cuda_error)?;
+        let (slots, [kmax, ch, h, w, t]) = (s.slots() as u64, s.dims_u32());
+        let DeviceState { data, check, .. } = device;
+        let (functions, reference) = check.launch_parts()?;
+        let mut b = stream.launch_builder(&functions[f::REF_PACK]);
+        b.arg(&data[0]).arg(&origins).arg(reference).arg(&slots);
+        b.arg(&kmax).arg(&ch).arg(&h).arg(&w).arg(&t);
+        // SAFETY: arguments match `ref_pack`; the reference holds the tiles_len() values of P.
+        unsafe { b.launch(grid(s.tiles_len())) }
+            .map(drop)
+            .map_err(cuda_error)
     }
 }
 
@@ -199,26 +240,26 @@ pub fn pack_cpu<T: Element>(s: &TileShape, f: &[T], ids: &[i32], p: &mut [T], pa
 pub fn pack_reference<T: Element>(s: &TileShape, f: &[T], ids: &[i32]) -> Vec<f64> {
     use rayon::prelude::*;
     let t = s.tile;
-    let per_batch = s.kmax * s.channels * t * t;
     let mut p = vec![0.0; s.tiles_len()];
-    // One batch row per task (the large profile has 8).
-    p.par_chunks_mut(per_batch).enumerate().for_each(|(b, p)| {
-        for k in 0..s.kmax {
-            let id = ids[b * s.kmax + k];
+    // One slot per task (a one-row check has no batch rows to split).
+    p.par_chunks_mut(s.tile_block())
+        .enumerate()
+        .for_each(|(slot, p)| {
+            let id = ids[slot];
             if !s.is_valid_id(id) {
-                continue;
+                return;
             }
+            let b = slot / s.kmax;
             let (y0, x0) = s.origin(id as usize);
             for c in 0..s.channels {
                 for i in 0..t {
                     for j in 0..t {
                         let src = ((b * s.channels + c) * s.height + y0 + i) * s.width + x0 + j;
-                        p[((k * s.channels + c) * t + i) * t + j] = f[src].to_f64();
+                        p[(c * t + i) * t + j] = f[src].to_f64();
                     }
                 }
             }
-        }
-    });
+        });
     p
 }
 

@@ -13,9 +13,10 @@ use super::OverrideLayout;
 use crate::{
     Element, IdPattern, TileShape,
     device::{DeviceState, ROW_VECTORS_PER_THREAD, grid_1d},
-    op::{CpuScratch, CudaProgram, Inputs, TileOp},
+    device_check::{f, grid},
+    op::{CpuScratch, CudaProgram, DataSpec, Inputs, TileOp, map_spec},
     program::{assemble, vec_elems},
-    selection::{Rng, levels, origins, uniform_into},
+    selection::{Rng, levels, origins},
 };
 
 const SOURCE: &str = include_str!("../../cuda/tile_unpack.cu");
@@ -132,17 +133,33 @@ impl TileOp for TileUnpack {
         vec![self.shape.map_len()]
     }
 
-    fn generate_into<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
+    fn batch(&self) -> usize {
+        self.shape.batch
+    }
+
+    fn one_row(&self) -> Self {
+        Self {
+            shape: TileShape {
+                batch: 1,
+                ..self.shape
+            },
+            ..self.clone()
+        }
+    }
+
+    fn data_specs(&self) -> Vec<DataSpec> {
+        vec![
+            map_spec(self.shape.map_len(), 3),
+            map_spec(self.shape.tiles_len(), 4),
+        ]
+    }
+
+    fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
         let s = &self.shape;
         let ids = self.ids.generate(s, &mut Rng::new(seed, 1));
         let lv = levels(s, self.levels, &mut Rng::new(seed, 2));
         let org = origins(s, &ids, self.offgrid);
         inputs.shape_for(2, 3);
-        let [base, p] = &mut inputs.data[..] else {
-            unreachable!("two data tensors")
-        };
-        uniform_into(base, s.map_len(), -2.0, 2.0, &mut Rng::new(seed, 3));
-        uniform_into(p, s.tiles_len(), -2.0, 2.0, &mut Rng::new(seed, 4));
         inputs.ints = vec![ids, lv, org];
     }
 
@@ -209,48 +226,32 @@ impl TileOp for TileUnpack {
         let (ids, lv, org) = (&inputs.ints[0], &inputs.ints[1], &inputs.ints[2]);
         use rayon::prelude::*;
         let t = s.tile;
-        let bits = order_bits(s.kmax);
-        let plane = s.channels * s.height * s.width;
+        let hw = s.height * s.width;
+        let orders: Vec<Vec<usize>> = (0..s.batch)
+            .map(|b| self.row_order(ids, lv, org, b))
+            .collect();
         let mut out = vec![0.0f64; base.len()];
-        // One batch row per task (the large profile has 8); slots only write their own row.
-        out.par_chunks_mut(plane).enumerate().for_each(|(b, out)| {
-            for (o, v) in out.iter_mut().zip(&base[b * plane..(b + 1) * plane]) {
+        // One (batch row, channel) plane per task: a slot writes its own row's planes only.
+        out.par_chunks_mut(hw).enumerate().for_each(|(plane, out)| {
+            let (b, c) = (plane / s.channels, plane % s.channels);
+            for (o, v) in out.iter_mut().zip(&base[plane * hw..(plane + 1) * hw]) {
                 *o = v.to_f64();
             }
-            let row = b * s.kmax..(b + 1) * s.kmax;
-            let min_level = row
-                .clone()
-                .filter(|&slot| ids_valid(s, ids, slot))
-                .map(|slot| lv[slot])
-                .min()
-                .unwrap_or(0);
-            // The key, exactly as documented; the sort is stable, keys are unique within a row.
-            let mut keyed: Vec<(i64, usize)> = row
-                .clone()
-                .filter(|&slot| self.window(ids, org, slot).is_some())
-                .map(|slot| {
-                    (
-                        (i64::from(lv[slot] - min_level) << bits) + (slot - b * s.kmax) as i64,
-                        slot,
-                    )
-                })
-                .collect();
-            keyed.sort_by_key(|&(key, _)| key);
-            for (_, slot) in keyed {
-                let (y0, x0, rows, cols) = self.window(ids, org, slot).expect("filtered above");
-                for c in 0..s.channels {
-                    for i in 0..rows {
-                        for j in 0..cols {
-                            let o = (c * s.height + y0 + i) * s.width + x0 + j;
-                            let x = p[((slot * s.channels + c) * t + i) * t + j].to_f64();
-                            out[o] = match self.mode {
-                                UnpackMode::Override => x,
-                                UnpackMode::Blend { alpha } => {
-                                    let a = f64::from(alpha);
-                                    (1.0 - a) * out[o] + a * x
-                                }
-                            };
-                        }
+            for &slot in &orders[b] {
+                let (y0, x0, rows, cols) = self
+                    .window(ids, org, slot)
+                    .expect("ordered slots have windows");
+                for i in 0..rows {
+                    for j in 0..cols {
+                        let o = (y0 + i) * s.width + x0 + j;
+                        let x = p[((slot * s.channels + c) * t + i) * t + j].to_f64();
+                        out[o] = match self.mode {
+                            UnpackMode::Override => x,
+                            UnpackMode::Blend { alpha } => {
+                                let a = f64::from(alpha);
+                                (1.0 - a) * out[o] + a * x
+                            }
+                        };
                     }
                 }
             }
@@ -302,6 +303,47 @@ impl TileOp for TileUnpack {
             UnpackMode::Blend { alpha } => self.launch_blend(precision, device, alpha),
         }
     }
+
+    /// Base widened into the reference, then one launch per rank of the key order, every batch
+    /// row's window of that rank in the same launch.
+    fn launch_reference(
+        &self,
+        ints: &[Vec<i32>],
+        device: &mut DeviceState,
+    ) -> Result<(), PluginError> {
+        let s = &self.shape;
+        let stream = device.stream().clone();
+        let (ranks, table) = self.rank_windows(ints);
+        let windows = stream.clone_htod(&table).map_err(cuda_error)?;
+        let n = s.map_len() as u64;
+        let [_, ch, h, w, t] = s.dims_u32();
+        let batch = s.batch as u32;
+        let (alpha, blend) = match self.mode {
+            UnpackMode::Override => (0.0f64, 0i32),
+            UnpackMode::Blend { alpha } => (f64::from(alpha), 1),
+        };
+        let DeviceState { data, check, .. } = device;
+        let (functions, reference) = check.launch_parts()?;
+        let mut widen = stream.launch_builder(&functions[f::REF_WIDEN]);
+        widen.arg(&data[0]).arg(&mut *reference).arg(&n);
+        // SAFETY: arguments match `ref_widen`; the reference holds the map's values.
+        unsafe { widen.launch(grid(s.map_len())) }.map_err(cuda_error)?;
+        for r in 0..ranks {
+            let rank = windows.slice(r * s.batch * 5..(r + 1) * s.batch * 5);
+            let mut b = stream.launch_builder(&functions[f::REF_UNPACK_RANK]);
+            b.arg(&data[1]).arg(&rank).arg(&mut *reference);
+            b.arg(&batch)
+                .arg(&ch)
+                .arg(&h)
+                .arg(&w)
+                .arg(&t)
+                .arg(&alpha)
+                .arg(&blend);
+            // SAFETY: arguments match `ref_unpack_rank`; every window lies inside the map.
+            unsafe { b.launch(grid(s.batch * s.tile_block())) }.map_err(cuda_error)?;
+        }
+        Ok(())
+    }
 }
 
 impl TileUnpack {
@@ -346,6 +388,7 @@ impl TileUnpack {
             ints,
             outputs,
             scratch,
+            ..
         } = device;
         let stream = &session.stream;
         let span = self.shape.tile / self.cell();
@@ -376,6 +419,56 @@ impl TileUnpack {
     /// The thread layout of the override kernel for this shape and precision.
     pub fn override_layout(&self, precision: Precision) -> OverrideLayout {
         OverrideLayout::new(&self.shape, self.cell(), precision)
+    }
+
+    /// The active slots of batch row `b` in key order, lowest first (the last one written wins):
+    /// the key `(level - min_level) << order_bits + k` exactly as documented, the sort stable,
+    /// keys unique within a row. The CPU reference and the device reference's rank table both
+    /// follow it.
+    fn row_order(&self, ids: &[i32], lv: &[i32], org: &[i32], b: usize) -> Vec<usize> {
+        let s = &self.shape;
+        let bits = order_bits(s.kmax);
+        let row = b * s.kmax..(b + 1) * s.kmax;
+        let min_level = row
+            .clone()
+            .filter(|&slot| ids_valid(s, ids, slot))
+            .map(|slot| lv[slot])
+            .min()
+            .unwrap_or(0);
+        let mut keyed: Vec<(i64, usize)> = row
+            .filter(|&slot| self.window(ids, org, slot).is_some())
+            .map(|slot| {
+                (
+                    (i64::from(lv[slot] - min_level) << bits) + (slot - b * s.kmax) as i64,
+                    slot,
+                )
+            })
+            .collect();
+        keyed.sort_by_key(|&(key, _)| key);
+        keyed.into_iter().map(|(_, slot)| slot).collect()
+    }
+
+    /// The window table of `ref_unpack_rank`: for each rank r (of the longest row's), for each
+    /// batch row b, `(slot, y0, x0, rows, cols)` of row b's r-th window in key order, or a slot
+    /// of -1 where row b has fewer.
+    fn rank_windows(&self, ints: &[Vec<i32>]) -> (usize, Vec<i32>) {
+        let (ids, lv, org) = (&ints[0], &ints[1], &ints[2]);
+        let b_count = self.shape.batch;
+        let orders: Vec<Vec<usize>> = (0..b_count)
+            .map(|b| self.row_order(ids, lv, org, b))
+            .collect();
+        let ranks = orders.iter().map(Vec::len).max().unwrap_or(0);
+        let mut table = vec![-1i32; ranks * b_count * 5];
+        for (b, order) in orders.iter().enumerate() {
+            for (r, &slot) in order.iter().enumerate() {
+                let (y0, x0, rows, cols) = self
+                    .window(ids, org, slot)
+                    .expect("ordered slots have windows");
+                let at = (r * b_count + b) * 5;
+                table[at..at + 5].copy_from_slice(&[slot, y0, x0, rows, cols].map(|v| v as i32));
+            }
+        }
+        (ranks, table)
     }
 
     /// The granularity of origins: `t`, or `t/2` when odd slots are shifted by half a tile.

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The device calls of the ninth session (2026-11-26), run from the repository root on the device
+# machine with the release binaries carried in .device/bin (and apex-host with its plugins in
+# .device/host/release). Usage on the device:
+# `source benches/results/device_scripts_2026-11-26_s9.sh; call1`.
+set -u
+B=.device/bin
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+row() { printf '%-14s rc=%-4s %6ss\n' "$1" "$2" "$3" | tee -a "$OUT/table.txt"; }
+step() {
+  local name=$1 to=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  timeout -s TERM "$to" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
+}
+HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+# The run's phase totals, then the N cases that took longest with their phases (summary.json).
+slowest_phases() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ta = s.get("time_accounting") or {}
+print("totals:", {k: round(v, 2) for k, v in ta.get("phases_s", {}).items()})
+print("wall, sampling:", {k: v for k, v in ta.items() if k != "phases_s"})
+rows = []
+for cid, c in s["benchmarks"].items():
+    ph = (c.get("protocol") or {}).get("phases_s") or {}
+    rows.append((sum(ph.values()), cid, ph))
+rows.sort(key=lambda r: -r[0])
+for t, cid, ph in rows[:int(sys.argv[2])]:
+    print(f"{t:6.2f}s {cid[:110]}")
+    print("        " + " ".join(f"{k}={v:.2f}" for k, v in sorted(ph.items(), key=lambda kv: -kv[1])))
+PY
+}
+# Call 1 (issue 10): the tile_ops quick suite of the tree as found (10e7f20), first with an empty
+# kernel cache (every source compiled by NVRTC in the run), then again with the cache it filled;
+# the per-case phases of both runs.
+call1() {
+  export APEX_KERNEL_CACHE=/tmp/apex-kcache-s9
+  rm -rf "$APEX_KERNEL_CACHE"
+  for r in cold warm; do
+    step quick_$r 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --output-dir "$OUT/quick_$r"
+    tail -4 "$OUT/quick_$r.log"
+    slowest_phases "$OUT/quick_$r/summary.json" 20 > "$OUT/phases_$r.txt" 2>&1
+    head -30 "$OUT/phases_$r.txt"
+  done
+  cat "$OUT/table.txt"
+}
+# Call 2 (issue 10): tile_ops CUDA cases draw their uniform inputs on the device and verify there
+# (f64 reference kernels, on-device compare, the reference checked against the CPU's on the last
+# batch row). The self-check with its negative controls; then the quick suite of this tree with an
+# empty kernel cache, again with the cache warm, and the previous plugin (10e7f20, .device/old)
+# with the same warm cache, in one call.
+call2() {
+  export APEX_KERNEL_CACHE=/tmp/apex-kcache-s9
+  rm -rf "$APEX_KERNEL_CACHE"
+  step gpu_check 300 $B/tile_ops_gpu_check
+  grep -E "^(FAIL|RESULT)|control" "$OUT/gpu_check.log" | head -30
+  grep -c "^PASS" "$OUT/gpu_check.log"
+  local lib=.device/host/release/libapex_plugin_tile_ops.so
+  cp $lib /tmp/new_tile_ops.so
+  for r in new_cold new_warm old_warm new_warm2; do
+    case $r in old*) cp .device/old/libapex_plugin_tile_ops.so $lib ;; *) cp /tmp/new_tile_ops.so $lib ;; esac
+    step quick_$r 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --output-dir "/tmp/quick_$r"
+    tail -3 "$OUT/quick_$r.log"
+    slowest_phases "/tmp/quick_$r/summary.json" 8 > "$OUT/phases_$r.txt" 2>&1
+    head -4 "$OUT/phases_$r.txt"
+  done
+  cp /tmp/quick_new_warm/summary.md "$OUT/quick_new_warm_summary.md"
+  cp /tmp/new_tile_ops.so $lib
+  cat "$OUT/table.txt"
+}
