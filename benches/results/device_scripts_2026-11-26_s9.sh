@@ -71,3 +71,25 @@ call2() {
   cp /tmp/new_tile_ops.so $lib
   cat "$OUT/table.txt"
 }
+# Call 3 (issue 10 closing checks, issue 13 data): the tile_ops quick suite gated with
+# `--compare auto` twice in a row (A/A against baselines/gpu-h100.json); the fixture kernel that
+# turns wrong after its first call (`wrong_after_calls: 1`) must end `failed_accuracy`; then
+# Nsight Compute on ff_model's L0 refine and apply at B=8 fp16 (full sections, the GPU's clocks).
+call3() {
+  export APEX_KERNEL_CACHE=/tmp/apex-kcache-s9
+  for r in 1 2; do
+    step aa_$r 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --compare auto --output-dir "/tmp/aa_$r"
+    grep -E "compare auto|gate|measuring|cases in" "$OUT/aa_$r.log" | head -6
+  done
+  mkdir -p /tmp/wrong_cfg
+  printf 'kernel: fixtures.cuda_known_duration\nproblem_size: {duration_us: [20, 30], wrong_after_calls: [0, 1]}\n' > /tmp/wrong_cfg/10-wrong.yaml
+  step wrong2nd 120 $HOST run --no-build --fixtures --backends cuda --config-dir /tmp/wrong_cfg --filter 'fixtures.cuda_known_duration' --output-dir /tmp/wrong2nd
+  python3 -c "
+import json; s=json.load(open('/tmp/wrong2nd/summary.json'))
+for k,c in sorted(s['benchmarks'].items()): print(k, c['status'], (c.get('reason') or '')[:160])"
+  step ff_ncu 200 ncu --clock-control none --kernel-name regex:'ff_refine|ff_apply' --launch-skip 8 --launch-count 4 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats --section LaunchStats \
+    $B/ff_model_gpu_check --only B=8
+  grep -E "^  ff_|Duration|DRAM Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit|Achieved Occupancy|Theoretical Occupancy|Registers Per|Warp Cycles Per Issued|Dynamic Shared|Compute \(SM\) Throughput|Block Limit" "$OUT/ff_ncu.log" | head -80
+  cat "$OUT/table.txt"
+}
