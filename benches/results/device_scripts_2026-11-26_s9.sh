@@ -93,3 +93,45 @@ for k,c in sorted(s['benchmarks'].items()): print(k, c['status'], (c.get('reason
   grep -E "^  ff_|Duration|DRAM Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit|Achieved Occupancy|Theoretical Occupancy|Registers Per|Warp Cycles Per Issued|Dynamic Shared|Compute \(SM\) Throughput|Block Limit" "$OUT/ff_ncu.log" | head -80
   cat "$OUT/table.txt"
 }
+# Call 4 (issue 13): ff_model's apply in runs of four elements (16-byte loads of the pre-norm,
+# packed and film tensors) and the refine/apply register caps, B=8: Nsight Compute durations of
+# the L0 and L1 refine and apply kernels (fp16, the GPU's clocks), and each variant's B=8 check in
+# fp16, bf16 and fp32. v0: the committed tree (scalar apply, 64 registers); v1: runs of four (90
+# registers, 2 blocks a SM); v2: v1 with __launch_bounds__(256, 3) on refine and apply; v3: v1 with
+# it on apply only.
+call4() {
+  for v in v0 v1 v2 v3; do
+    step ncu_$v 200 ncu --clock-control none --kernel-name regex:'ff_refine|ff_apply' --launch-skip 8 --launch-count 4 \
+      --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
+      $B/ff_model_gpu_check_$v --only B=8
+    grep -E "^(ok|FAIL|RESULT)" "$OUT/ncu_$v.log" | tr '\n' ' '; echo
+    grep -E "^  ff_|gpu__time_duration|dram__throughput|warps_active" "$OUT/ncu_$v.log" | awk '{print $1, $NF}' | paste -sd' ' | sed "s/^/$v /"
+  done
+  cat "$OUT/table.txt"
+}
+# Call 5 (issue 14): the fused cross-entropy forward + gradient's re-read slice (REREAD_SLICE_BYTES)
+# at 64 KiB (the tree), 32 and 16 KiB: `nn_ops_gpu_check --bench-only --only 'cross_entropy+grad
+# bf16'` (4096 rows x 32k / 131k / 262k, verified once, then DRAM-cold graph replays), twice in
+# alternation; then the torch anchor's cross-entropy cases with each call's outputs rotating.
+call5() {
+  for r in 1 2; do
+    for s in 64 32 16; do
+      step ce_s${s}_$r 200 $B/nn_ops_gpu_check_s$s --bench-only --only 'cross_entropy+grad bf16'
+      grep -E "^bench|^(FAIL|RESULT)" "$OUT/ce_s${s}_$r.log" | grep -v resident | cut -c1-170 | sed "s/^/s$s r$r /"
+    done
+  done
+  step ce_torch 400 python3 benches/anchors/nn_ops_torch.py --only cross_entropy
+  grep -E "cross_entropy|copy" "$OUT/ce_torch.log" | head -30
+  cat "$OUT/table.txt"
+}
+# Call 6 (issue 14): the same bench with re-read slices of 128 and 256 KiB against 64 (fewer,
+# longer slices: smaller slices were much slower in call 5, 32k at 32 KiB 304 µs against 209).
+call6() {
+  for r in 1 2; do
+    for s in 64 128 256; do
+      step ce_s${s}_$r 200 $B/nn_ops_gpu_check_s$s --bench-only --only 'cross_entropy+grad bf16'
+      grep "grad=true" "$OUT/ce_s${s}_$r.log" | grep -v resident | awk -v f=s${s}_$r '{print f, $4, $6, $7, $8, $9}'
+    done
+  done
+  cat "$OUT/table.txt"
+}
