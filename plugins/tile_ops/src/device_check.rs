@@ -254,6 +254,15 @@ impl Partials {
     }
 }
 
+/// [`slot_origins`] on the device.
+pub fn upload_slot_origins(
+    stream: &Arc<CudaStream>,
+    s: &TileShape,
+    ids: &[i32],
+) -> Result<CudaSlice<i32>, PluginError> {
+    stream.clone_htod(&slot_origins(s, ids)).map_err(cuda_error)
+}
+
 /// `(y0, x0)` of every slot's tile, `(-1, -1)` for an empty slot (`-1` or `>= G`): the table
 /// `ref_pack` and `ref_fused_tiles` read, from the same definitions as the CPU reference.
 pub fn slot_origins(s: &TileShape, ids: &[i32]) -> Vec<i32> {

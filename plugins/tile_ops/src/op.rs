@@ -61,6 +61,12 @@ pub struct DataSpec {
     pub draw: Draw,
 }
 
+/// The data of the ops that read tiles out of one map (TilePack, the fused stage): the map,
+/// uniform from stream 2 (their ids come from stream 1: [`Inputs::fill_ids`]).
+pub fn tiled_map_specs(shape: &crate::TileShape) -> Vec<DataSpec> {
+    vec![map_spec(shape.map_len(), 2)]
+}
+
 /// A `[B,C,H,W]` map uniform in `[-2, 2)` from stream `stream`.
 pub fn map_spec(len: usize, stream: u64) -> DataSpec {
     DataSpec {
@@ -71,6 +77,24 @@ pub fn map_spec(len: usize, stream: u64) -> DataSpec {
             hi: 2.0,
         },
     }
+}
+
+/// [`TileOp::batch`] and [`TileOp::one_row`] of an op whose geometry is its `shape` field (a
+/// [`crate::TileShape`] or [`crate::MapShape`]) and that is `Clone`: every op here.
+#[macro_export]
+macro_rules! batch_rows_of_shape {
+    () => {
+        fn batch(&self) -> usize {
+            self.shape.batch
+        }
+
+        fn one_row(&self) -> Self {
+            Self {
+                shape: self.shape.one_row(),
+                ..self.clone()
+            }
+        }
+    };
 }
 
 /// The descriptor every tile op starts from: CPU and CUDA, fp32/fp16/bf16, graph-capturable (every

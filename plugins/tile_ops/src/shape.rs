@@ -80,9 +80,17 @@ impl MapShape {
     pub fn pixels(&self) -> usize {
         self.batch * self.height * self.width
     }
+    /// The same map with one batch row.
+    pub fn one_row(self) -> Self {
+        Self { batch: 1, ..self }
+    }
 }
 
 impl TileShape {
+    /// The same geometry with one batch row.
+    pub fn one_row(self) -> Self {
+        Self { batch: 1, ..self }
+    }
     /// The shape parameters every tiled op declares (the map's, then the tile grid's), with the
     /// fixed-profile defaults.
     pub fn param_specs() -> Vec<ParamSpec> {

@@ -13,8 +13,8 @@ use cudarc::driver::PushKernelArg;
 use crate::{
     Element, IdPattern, TileShape,
     device::{DeviceState, ROW_VECTORS_PER_THREAD, band_grid, channels_per_block},
-    device_check::{f, grid, slot_origins},
-    op::{CpuScratch, CudaProgram, DataSpec, Inputs, TileOp, map_spec},
+    device_check::{f, grid, upload_slot_origins},
+    op::{CpuScratch, CudaProgram, DataSpec, Inputs, TileOp, tiled_map_specs},
     program::{assemble, vec_elems},
 };
 
@@ -92,22 +92,10 @@ impl TileOp for FusedStage {
         vec![self.shape.map_len()]
     }
 
-    fn batch(&self) -> usize {
-        self.shape.batch
-    }
-
-    fn one_row(&self) -> Self {
-        Self {
-            shape: TileShape {
-                batch: 1,
-                ..self.shape
-            },
-            ..self.clone()
-        }
-    }
+    crate::batch_rows_of_shape!();
 
     fn data_specs(&self) -> Vec<DataSpec> {
-        vec![map_spec(self.shape.map_len(), 2)]
+        tiled_map_specs(&self.shape)
     }
 
     fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
@@ -235,9 +223,7 @@ impl TileOp for FusedStage {
     ) -> Result<(), PluginError> {
         let s = &self.shape;
         let stream = device.stream().clone();
-        let origins = stream
-            .clone_htod(&slot_origins(s, &ints[0]))
-            .map_err(cuda_error)?;
+        let origins = upload_slot_origins(&stream, s, &ints[0])?;
         let (n, slots, [kmax, ch, h, w, t]) = (s.map_len() as u64, s.slots() as u64, s.dims_u32());
         let [vs, vb, gs, gb] = self.coef.map(f64::from);
         let DeviceState { data, check, .. } = device;

@@ -101,19 +101,7 @@ impl TileOp for FusionGate {
         vec![self.shape.map_len(), self.shape.pixels()]
     }
 
-    fn batch(&self) -> usize {
-        self.shape.batch
-    }
-
-    fn one_row(&self) -> Self {
-        Self {
-            shape: MapShape {
-                batch: 1,
-                ..self.shape
-            },
-            ..self.clone()
-        }
-    }
+    crate::batch_rows_of_shape!();
 
     /// `base` and `heavy` uniform; the proxies drawn on the host (their NaN and infinite pixels
     /// come from a second pass over the stream).

@@ -11,8 +11,8 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 use crate::{
     Element, IdPattern, TileShape,
     device::{DeviceState, grid_1d},
-    device_check::{f, grid, slot_origins},
-    op::{CudaProgram, DataSpec, Inputs, TileOp, map_spec},
+    device_check::{f, grid, upload_slot_origins},
+    op::{CudaProgram, DataSpec, Inputs, TileOp, tiled_map_specs},
     program::{assemble, vec_elems},
 };
 
@@ -67,22 +67,10 @@ impl TileOp for TilePack {
         vec![self.shape.tiles_len()]
     }
 
-    fn batch(&self) -> usize {
-        self.shape.batch
-    }
-
-    fn one_row(&self) -> Self {
-        Self {
-            shape: TileShape {
-                batch: 1,
-                ..self.shape
-            },
-            ..self.clone()
-        }
-    }
+    crate::batch_rows_of_shape!();
 
     fn data_specs(&self) -> Vec<DataSpec> {
-        vec![map_spec(self.shape.map_len(), 2)]
+        tiled_map_specs(&self.shape)
     }
 
     fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
@@ -141,9 +129,7 @@ impl TileOp for TilePack {
     ) -> Result<(), PluginError> {
         let s = &self.shape;
         let stream = device.stream().clone();
-        let origins = stream
-            .clone_htod(&slot_origins(s, &ints[0]))
-            .map_err(cuda_error)?;
+        let origins = upload_slot_origins(&stream, s, &ints[0])?;
         let (slots, [kmax, ch, h, w, t]) = (s.slots() as u64, s.dims_u32());
         let DeviceState { data, check, .. } = device;
         let (functions, reference) = check.launch_parts()?;

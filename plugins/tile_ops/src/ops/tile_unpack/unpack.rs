@@ -133,19 +133,7 @@ impl TileOp for TileUnpack {
         vec![self.shape.map_len()]
     }
 
-    fn batch(&self) -> usize {
-        self.shape.batch
-    }
-
-    fn one_row(&self) -> Self {
-        Self {
-            shape: TileShape {
-                batch: 1,
-                ..self.shape
-            },
-            ..self.clone()
-        }
-    }
+    crate::batch_rows_of_shape!();
 
     fn data_specs(&self) -> Vec<DataSpec> {
         vec![
