@@ -135,3 +135,37 @@ call6() {
   done
   cat "$OUT/table.txt"
 }
+# Call 7 (issue 14): the fused cross-entropy forward + gradient with a row's 2-8 slices as one
+# thread-block cluster (DSMEM exchange, cluster barriers) against the tree's global counters
+# (`_s64`): the whole nn_ops self-check of the cluster build, then the bf16 and fp32 forward +
+# gradient bench of both builds alternating, then the torch anchor's cross-entropy in the same call.
+call7() {
+  step check 300 $B/nn_ops_gpu_check_cluster
+  grep -E "^(FAIL|RESULT)|cross_entropy.*(131072|262144)" "$OUT/check.log" | head -20
+  for r in 1 2; do
+    for v in s64 cluster; do
+      step ce_${v}_$r 200 $B/nn_ops_gpu_check_$v --bench-only --only 'cross_entropy+grad'
+      grep "grad=true" "$OUT/ce_${v}_$r.log" | grep -v resident | awk -v f=${v}_$r '{print f, $2, $4, $6, $7, $8, $9}'
+    done
+  done
+  step ce_torch 400 python3 benches/anchors/nn_ops_torch.py --only cross_entropy
+  grep -E '"grad": true' "$OUT/ce_torch.log" | grep compile | cut -c1-200
+  cat "$OUT/table.txt"
+}
+# Call 7 hung: the cluster build skipped the target count (it sat in the other branch of an #if),
+# so every block waited for it. Call 8: the fixed build; its cross-entropy self-check cases, then
+# the forward + gradient bench of both builds alternating, then the torch anchor.
+call8() {
+  step check 150 $B/nn_ops_gpu_check_cluster --only cross_entropy
+  grep -E "^(FAIL|RESULT)" "$OUT/check.log" | head -20
+  grep -c "^ok\|^PASS" "$OUT/check.log"
+  for r in 1 2; do
+    for v in s64 cluster; do
+      step ce_${v}_$r 120 $B/nn_ops_gpu_check_$v --bench-only --only 'cross_entropy+grad'
+      grep "grad=true" "$OUT/ce_${v}_$r.log" | grep -v resident | awk -v f=${v}_$r '{print f, $2, $4, $6, $7, $8, $9}'
+    done
+  done
+  step ce_torch 200 python3 benches/anchors/nn_ops_torch.py --only cross_entropy
+  grep -E '"grad": true' "$OUT/ce_torch.log" | grep compile | cut -c1-200
+  cat "$OUT/table.txt"
+}
