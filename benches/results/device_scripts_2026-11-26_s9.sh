@@ -169,3 +169,19 @@ call8() {
   grep -E '"grad": true' "$OUT/ce_torch.log" | grep compile | cut -c1-200
   cat "$OUT/table.txt"
 }
+# Call 9 (issue 10, the final tree): the tile_ops self-check with its negative controls, apex-host
+# calibrate, and the quick suite with --compare auto twice (the second with the kernel cache the
+# first filled).
+call9() {
+  export APEX_KERNEL_CACHE=/tmp/apex-kcache-s9
+  step gpu_check 200 $B/tile_ops_gpu_check
+  grep -E "^(FAIL|RESULT)" "$OUT/gpu_check.log" | head; grep -c "^PASS" "$OUT/gpu_check.log"
+  step calibrate 200 $HOST calibrate
+  grep -E "batch|cold|copy" "$OUT/calibrate.log" | head -20
+  for r in 1 2; do
+    step quick_$r 300 $HOST run --no-build --backends cuda --quick --filter 'tile_ops.*' --compare auto --output-dir "/tmp/q_$r"
+    grep -E "compare auto|gate|measuring|cases in|checks:" "$OUT/quick_$r.log" | head -6
+    slowest_phases "/tmp/q_$r/summary.json" 3 > "$OUT/phases_$r.txt" 2>&1; head -2 "$OUT/phases_$r.txt"
+  done
+  cat "$OUT/table.txt"
+}
