@@ -185,3 +185,50 @@ call9() {
   done
   cat "$OUT/table.txt"
 }
+# Call 10 (issue 13): ff_model's FiLM as two launches over all the frame's tiles (ff_film_scan: the
+# scan once per channel; ff_film_mlp: LayerNorm and both linears a block of eight tiles at a time,
+# each weight row read once per block) instead of a GEMV per tile. The self-check of every shape
+# and precision; then the fp16 CUDA cases through apex-host with this plugin and with the previous
+# one (.device/old, 10e7f20's), alternating.
+call10() {
+  step check 240 $B/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)" "$OUT/check.log" | tr '\n' ' '; echo
+  local lib=.device/host/release/libapex_plugin_ff_model.so
+  cp $lib /tmp/new_ff.so
+  for r in new old new2; do
+    case $r in old) cp .device/old/libapex_plugin_ff_model.so $lib ;; *) cp /tmp/new_ff.so $lib ;; esac
+    step ff_$r 200 $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/*' --output-dir "/tmp/ff_$r"
+    grep -E "batch " "$OUT/ff_$r.log" | awk -v r=$r '{print r, $1, $3, $6}' | cut -c1-220
+    grep -E "cases in|measuring" "$OUT/ff_$r.log"
+  done
+  cp /tmp/new_ff.so $lib
+  cat "$OUT/table.txt"
+}
+# Call 10's FiLM was 3x slower (profile 249 µs against 81): its scan re-read its forward terms
+# from global memory one dependent load per step, and each warp of the MLP waited on one weight
+# row at a time. Call 11: the forward terms in shared memory, four weight rows in flight per warp;
+# Nsight Compute durations of the two FiLM kernels (profile and B=8, fp16), the self-check, and
+# the fp16 CUDA cases with this plugin and the previous one.
+call11() {
+  step ncu 200 ncu --clock-control none --kernel-name regex:ff_film --launch-skip 4 --launch-count 4 \
+    --metrics gpu__time_duration.sum $B/ff_model_gpu_check --only profile
+  grep -E "^  ff_film|gpu__time" "$OUT/ncu.log" | awk '{print $1, $NF}' | paste -sd' '
+  step ncu8 200 ncu --clock-control none --kernel-name regex:ff_film --launch-skip 4 --launch-count 4 \
+    --metrics gpu__time_duration.sum $B/ff_model_gpu_check --only B=8
+  grep -E "^  ff_film|gpu__time" "$OUT/ncu8.log" | awk '{print $1, $NF}' | paste -sd' '
+  local lib=.device/host/release/libapex_plugin_ff_model.so
+  cp $lib /tmp/new_ff.so
+  for r in new old; do
+    case $r in old) cp .device/old/libapex_plugin_ff_model.so $lib ;; *) cp /tmp/new_ff.so $lib ;; esac
+    step ff_$r 200 $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/*' --output-dir "/tmp/ff_$r"
+    grep -E "batch " "$OUT/ff_$r.log" | awk -v r=$r '{print r, $1, $3, $6}' | sed 's/budget_b1=16.0,budget_b2=8.0,channels=128,//' | cut -c1-200
+  done
+  cp /tmp/new_ff.so $lib
+  step check 240 $B/ff_model_gpu_check
+  grep -E "^(ok|FAIL|RESULT)" "$OUT/check.log" | tr '\n' ' '; echo
+  cat "$OUT/table.txt"
+}
+# Call 11's MLP took 70 µs a level whatever B (the scan 6): each warp reduced its 32 sums one
+# warp_sum after another. Call 12: the 32 sums reduce in one transposed butterfly (31 shuffles a
+# lane); the same measurements as call 11.
+call12() { call11; }
