@@ -45,8 +45,8 @@ impl<O: TileOp> Kernel for OpKernel<O> {
 /// One set-up case of op `O` in storage type `T`.
 ///
 /// On the CPU, `inputs` holds every tensor and `outputs` the last call's results. On CUDA, the
-/// uniform tensors live on the device only (drawn there), `inputs` keeps the index tensors and
-/// host-drawn tensors, and verification runs on the device ([`crate::device_check`]) with its
+/// uniform tensors and every output live on the device only, `inputs` keeps the index tensors
+/// and host-drawn tensors, and verification runs on the device ([`crate::device_check`]) with its
 /// reference checked on the last batch row ([`crate::row_check`]).
 pub struct OpCase<O: TileOp, T: Element> {
     op: O,
@@ -90,7 +90,7 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
                 )));
             }
         };
-        // A CUDA case downloads its outputs only when asked (`fetch_outputs`).
+        // A CUDA case's outputs stay on the device (verified there).
         let outputs = match device {
             None => lens.iter().map(|&n| vec![T::POISON; n]).collect(),
             Some(_) => Vec::new(),
@@ -106,33 +106,6 @@ impl<O: TileOp, T: Element> OpCase<O, T> {
             scratch,
             device,
         })
-    }
-
-    /// The current inputs (on CUDA: the index tensors and host-drawn tensors only).
-    pub fn inputs(&self) -> &Inputs<T> {
-        &self.inputs
-    }
-
-    /// The outputs of the last call (for CUDA, as of the last `fetch_outputs`).
-    pub fn outputs(&self) -> &[Vec<T>] {
-        &self.outputs
-    }
-
-    /// Copies device outputs back to the host copy (no-op on the CPU).
-    pub fn fetch_outputs(&mut self) -> Result<(), PluginError> {
-        if let Some(device) = &self.device {
-            self.outputs
-                .resize_with(self.op.output_lens().len(), Vec::new);
-            for (out, n) in self.outputs.iter_mut().zip(self.op.output_lens()) {
-                out.resize(n, T::POISON);
-            }
-            device.download(&mut self.outputs)?;
-        }
-        Ok(())
-    }
-
-    pub fn op(&self) -> &O {
-        &self.op
     }
 
     /// Fresh inputs for `seed` on the device while the outputs keep the last call's results: the

@@ -1,6 +1,6 @@
 //! [`DeviceState`]: one CUDA case's module, functions and device buffers, attached to the host's
 //! stream, with the [`CheckKit`] that draws its inputs and verifies its outputs. Uploads, draws,
-//! poisoning and downloads happen here, outside `run`.
+//! and poisoning happen here, outside `run`.
 
 use std::sync::Arc;
 
@@ -33,12 +33,6 @@ pub struct DeviceState {
 pub fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
     // SAFETY: f32, f16 and bf16 are plain-old-data with no padding; u8 has alignment 1.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
-
-/// Raw bytes of a mutable slice of plain floating-point values.
-fn as_bytes_mut<T: Element>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as for `as_bytes`; every byte pattern is a valid f32, f16 or bf16.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 /// Vectors each thread of a row-band kernel (`tile_unpack_override`, `fused_stage`) loads before
@@ -206,19 +200,6 @@ impl DeviceState {
                 }
             };
             set.result().map_err(cuda_error)?;
-        }
-        stream.synchronize().map_err(cuda_error)
-    }
-
-    /// Copies every output back into `outputs` (the host synchronized after the last `run`),
-    /// straight into their buffers.
-    pub fn download<T: Element>(&self, outputs: &mut [Vec<T>]) -> Result<(), PluginError> {
-        let stream = &self.session.stream;
-        for (src, dst) in self.outputs.iter().zip(outputs.iter_mut()) {
-            assert_eq!(src.len(), std::mem::size_of_val(dst.as_slice()));
-            stream
-                .memcpy_dtoh(src, as_bytes_mut(dst))
-                .map_err(cuda_error)?;
         }
         stream.synchronize().map_err(cuda_error)
     }
