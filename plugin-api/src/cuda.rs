@@ -87,6 +87,18 @@ impl StandaloneGpu {
         Self::open_with(ordinal, true)
     }
 
+    /// Device 0 for a plugin's GPU unit test, or `None` after printing `skipped: REASON` on stderr:
+    /// a test on a machine without a GPU says so instead of passing silently.
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU test must say so, not pass silently"
+    )]
+    pub fn for_test() -> Option<Self> {
+        Self::open(0)
+            .inspect_err(|e| eprintln!("skipped: {e}"))
+            .ok()
+    }
+
     /// [`StandaloneGpu::open`] with cudarc's per-buffer event tracking turned off before anything
     /// is allocated, for a program that orders all its work on the one stream itself (and
     /// captures it in CUDA graphs, where those events are illegal).

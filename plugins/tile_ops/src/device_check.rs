@@ -147,18 +147,13 @@ impl CheckKit {
     /// The kit's kernels and the reference buffer (allocated by [`CheckKit::reference`]), for an
     /// op's reference launches.
     pub fn launch_parts(&mut self) -> Result<(&[CudaFunction], &mut CudaSlice<f64>), PluginError> {
-        let reference = self
-            .reference
-            .as_mut()
-            .ok_or_else(|| PluginError::invalid("the device reference is not allocated yet"))?;
+        let reference = self.reference.as_mut().ok_or_else(unwritten)?;
         Ok((&self.functions, reference))
     }
 
     /// The reference as written by the last reference launches.
     pub fn written_reference(&self) -> Result<&CudaSlice<f64>, PluginError> {
-        self.reference
-            .as_ref()
-            .ok_or_else(|| PluginError::invalid("no device reference has been written yet"))
+        self.reference.as_ref().ok_or_else(unwritten)
     }
 
     /// Compares each output (raw storage of the kit's type, `lens[k]` elements) with its part of
@@ -176,9 +171,7 @@ impl CheckKit {
             part_f,
             part_u,
         } = self;
-        let reference = reference
-            .as_ref()
-            .ok_or_else(|| PluginError::invalid("no device reference has been written yet"))?;
+        let reference = reference.as_ref().ok_or_else(unwritten)?;
         let mut totals = Partials::default();
         let mut offset = 0;
         for (out, &len) in outputs.iter().zip(lens) {
@@ -210,6 +203,11 @@ impl CheckKit {
         }
         Ok(totals.accuracy())
     }
+}
+
+/// The error of a reference read before [`CheckKit::reference`] allocated it (a plugin bug).
+fn unwritten() -> PluginError {
+    PluginError::invalid("the device reference is read before it was allocated and written")
 }
 
 /// The merged figures of `compare`'s blocks.

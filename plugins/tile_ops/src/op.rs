@@ -27,18 +27,12 @@ impl<T: crate::Element> Inputs<T> {
         self.ints.resize_with(ints, Vec::new);
     }
 
-    /// The tile ids of `pattern` from `seed`, as the one index tensor, and room for `data` data
-    /// tensors (the host part of TilePack's and the fused stage's inputs: their map is drawn
-    /// uniform, [`map_spec`]).
-    pub fn fill_ids(
-        &mut self,
-        shape: &crate::TileShape,
-        pattern: &crate::IdPattern,
-        seed: u64,
-        data: usize,
-    ) {
+    /// The host part of the inputs of the ops that read tiles out of one map (TilePack and the
+    /// fused stage): the tile ids of `pattern` from `seed`, and room for the map
+    /// ([`tiled_map_specs`]: drawn uniform).
+    pub fn fill_ids(&mut self, shape: &crate::TileShape, pattern: &crate::IdPattern, seed: u64) {
         use crate::selection::Rng;
-        self.shape_for(data, 1);
+        self.shape_for(1, 1);
         self.ints[0] = pattern.generate(shape, &mut Rng::new(seed, 1));
     }
 }

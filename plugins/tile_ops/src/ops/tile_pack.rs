@@ -74,7 +74,7 @@ impl TileOp for TilePack {
     }
 
     fn generate_host<T: Element>(&self, seed: u64, inputs: &mut Inputs<T>) {
-        inputs.fill_ids(&self.shape, &self.ids, seed, 1);
+        inputs.fill_ids(&self.shape, &self.ids, seed);
     }
 
     fn run_cpu<T: Element>(
