@@ -1,24 +1,44 @@
-//! The GPU self-check of `ff_model.infer` (run on the GPU machine): every checked shape of the
-//! fast path and five of the eager path, in fp16, bf16 and fp32, two calls on fresh inputs with poisoned outputs, a call after `rotate(4)`, and a
-//! never-run poisoned output that must fail; per output (heavy_features, detail_map, alpha) the
-//! largest error against the f64 reference and the share of its tolerance bound it used.
+//! The GPU self-check of `ff_model.infer` (run on the GPU machine), and with `--bench` a timing
+//! of the fast path's refine block fused against split.
+//!
+//! Check: every checked shape of the fast path and five of the eager path, in fp16, bf16 and fp32;
+//! the fast path once per refine path asked for (`fused`: `ff_refine_apply` on each level whose
+//! tiles fit one thread-block cluster, split on the others; `split`: `ff_refine` + `ff_apply`
+//! everywhere). Each case: two calls on fresh inputs with poisoned outputs, a call after
+//! `rotate(4)`, and a never-run poisoned output that must fail; per output (heavy_features,
+//! detail_map, alpha) the largest error against the f64 reference and the share of its tolerance
+//! bound it used.
+//!
+//! Bench (`--bench`, or `--bench-only` to skip the check): fp16, the shapes `--only` names (by
+//! default `profile` and `B=8`), each refine path asked for; every row verified once, then timed
+//! like apex-host's batch mode: `rotate` to buffer sets whose declared bytes total at least 3 × L2,
+//! the calls (a multiple of the sets, at least 50) captured in one CUDA graph, the median of 10
+//! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path.
 //!
 //! ```text
-//! ff_model_gpu_check [--only LABEL]
+//! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine fused|split|fused,split] [--bench | --bench-only]
 //! ```
-//! Exits 0 when every check passes, 1 when one fails, 2 without a GPU.
+//! Exits 0 when every check (and every bench row's verify) passes, 1 when one fails, 2 without a
+//! GPU, 3 on a bad argument.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::process::ExitCode;
+use std::{process::ExitCode, sync::Arc};
 
 use abi_stable::std_types::ROption;
 use apex_plugin_api::{
     Backend, CudaHandles, Instance, ParamValue, PluginError, Precision, SetupRequest, Tolerance,
     cuda::{StandaloneGpu, cuda_error},
 };
-use apex_plugin_ff_model::{FfCase, problem};
+use apex_plugin_ff_model::{FfCase, device::Refine, problem};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaStream,
+    sys::{CUdevice_attribute, CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode},
+};
 
 type Overrides = Vec<(&'static str, ParamValue)>;
+
+/// The shapes the bench times when `--only` names none.
+const BENCH_SHAPES: [&str; 2] = ["profile", "B=8"];
 
 fn shapes() -> Vec<(&'static str, Overrides)> {
     let i = |n: &'static str, v: i64| (n, ParamValue::Int(v));
@@ -75,6 +95,13 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
     ]
 }
 
+/// Whether the overrides pick the eager path (where the refine path does not apply).
+fn is_eager(overrides: &Overrides) -> bool {
+    overrides
+        .iter()
+        .any(|(n, v)| *n == "path" && matches!(v, ParamValue::Str(s) if s.as_str() == "eager"))
+}
+
 /// `(max abs error, worst |err| / (atol + rtol*|ref|))` of `got` against `want`.
 fn errors(got: &[f32], want: &[f64], tol: &Tolerance) -> (f64, f64) {
     got.iter()
@@ -86,13 +113,14 @@ fn errors(got: &[f32], want: &[f64], tol: &Tolerance) -> (f64, f64) {
         })
 }
 
-fn check_case(
+/// A case of `overrides` in `precision`, its refine block run `refine`'s way (`None`: the
+/// eager path, which has no such choice).
+fn setup(
     overrides: &Overrides,
     precision: Precision,
     handles: CudaHandles,
-    sync: &dyn Fn() -> Result<(), PluginError>,
-) -> Result<String, String> {
-    let tol = problem::descriptor().tolerance_for(precision);
+    refine: Option<Refine>,
+) -> Result<FfCase, String> {
     let request = SetupRequest {
         params: problem::params(overrides),
         backend: Backend::Cuda,
@@ -101,6 +129,30 @@ fn check_case(
         cuda: ROption::RSome(handles),
     };
     let mut case = FfCase::new(&request).map_err(|e| format!("setup: {e}"))?;
+    if let Some(refine) = refine {
+        case.set_refine(refine)
+            .map_err(|e| format!("set_refine: {e}"))?;
+    }
+    Ok(case)
+}
+
+/// What each level's refine block ran as: `fused L0+L1`, `fused L1 (L0 split)`, `split`, or
+/// `eager`.
+fn plan(case: &FfCase) -> &'static str {
+    match case.fused_levels() {
+        Some([true, true]) => "fused L0+L1",
+        Some([true, false]) => "fused L0 (L1 split)",
+        Some([false, true]) => "fused L1 (L0 split)",
+        Some([false, false]) => "split",
+        None => "eager",
+    }
+}
+
+fn check_case(
+    case: &mut FfCase,
+    tol: &Tolerance,
+    sync: &dyn Fn() -> Result<(), PluginError>,
+) -> Result<String, String> {
     let mut lines = Vec::new();
     for (round, seed) in [(0, 11u64), (1, 12), (2, 13)] {
         if round == 2 {
@@ -111,13 +163,13 @@ fn check_case(
             .map_err(|e| format!("prepare: {e}"))?;
         case.run().map_err(|e| format!("run: {e}"))?;
         sync().map_err(|e| format!("sync: {e}"))?;
-        let acc = case.verify(&tol).map_err(|e| format!("verify: {e}"))?;
+        let acc = case.verify(tol).map_err(|e| format!("verify: {e}"))?;
         let want = case.reference().map_err(|e| format!("reference: {e}"))?;
         let (h, d, a) = case.outputs();
         let parts = [
-            ("heavy", errors(h, &want.heavy, &tol)),
-            ("detail", errors(d, &want.detail, &tol)),
-            ("alpha", errors(a, &want.alpha, &tol)),
+            ("heavy", errors(h, &want.heavy, tol)),
+            ("detail", errors(d, &want.detail, tol)),
+            ("alpha", errors(a, &want.alpha, tol)),
         ];
         let line = parts
             .iter()
@@ -128,14 +180,14 @@ fn check_case(
             "seed {seed}: {line}; rmse {:.2e}, mismatch ratio {:.1e}",
             acc.rmse, acc.mismatch_ratio
         ));
-        if !acc.within(&tol) || acc.non_finite > 0 {
+        if !acc.within(tol) || acc.non_finite > 0 {
             return Err(format!("{}\n    {acc:?}", lines.join("\n    ")));
         }
     }
     case.prepare_check(14)
         .map_err(|e| format!("prepare: {e}"))?;
-    match case.verify(&tol) {
-        Ok(acc) if acc.non_finite > 0 && !acc.within(&tol) => lines.push(format!(
+    match case.verify(tol) {
+        Ok(acc) if acc.non_finite > 0 && !acc.within(tol) => lines.push(format!(
             "poisoned outputs caught; note: {}",
             case.verify_note()
         )),
@@ -145,13 +197,137 @@ fn check_case(
     Ok(lines.join("\n    "))
 }
 
+/// Times `calls` of the fast path as apex-host's batch mode does: DRAM-cold buffer sets, one
+/// captured graph, the median of the replays per call.
+struct Timer<'a> {
+    ctx: &'a Arc<CudaContext>,
+    stream: &'a Arc<CudaStream>,
+    l2: u64,
+}
+
+/// One bench row's figures.
+struct Timing {
+    us: f64,
+    sets: u32,
+    calls: usize,
+}
+
+const REPLAYS: usize = 10;
+
+impl Timer<'_> {
+    fn event(&self) -> Result<CudaEvent, String> {
+        self.ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| cuda_error(e).to_string())
+    }
+
+    fn time(&self, case: &mut FfCase) -> Result<Timing, String> {
+        let work = case.work();
+        let bytes = (work.bytes_read + work.bytes_written).max(1);
+        let want = (3 * self.l2).div_ceil(bytes).clamp(1, 256) as u32;
+        let sets = case.rotate(want).map_err(|e| format!("rotate: {e}"))?;
+        let calls = 50usize.div_ceil(sets as usize) * sets as usize;
+        for _ in 0..3 {
+            case.run().map_err(|e| format!("run: {e}"))?;
+        }
+        self.stream.synchronize().map_err(|e| e.to_string())?;
+        self.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| format!("begin capture: {e}"))?;
+        let mut captured = Ok(());
+        for _ in 0..calls {
+            if let Err(e) = case.run() {
+                captured = Err(format!("run in capture: {e}"));
+                break;
+            }
+        }
+        // Always end the capture: a stream left capturing rejects every later launch.
+        let graph = self
+            .stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .map_err(|e| format!("end capture: {e}"))?;
+        captured?;
+        let graph = graph.ok_or("the capture recorded no work")?;
+        graph.launch().map_err(|e| format!("graph: {e}"))?;
+        let mut per_call = Vec::with_capacity(REPLAYS);
+        for _ in 0..REPLAYS {
+            let (s, e) = (self.event()?, self.event()?);
+            s.record(self.stream).map_err(|e| e.to_string())?;
+            graph.launch().map_err(|e| format!("graph: {e}"))?;
+            e.record(self.stream).map_err(|e| e.to_string())?;
+            let ms = s.elapsed_ms(&e).map_err(|e| e.to_string())?;
+            per_call.push(f64::from(ms) * 1e3 / calls as f64);
+        }
+        per_call.sort_by(f64::total_cmp);
+        Ok(Timing {
+            us: per_call[REPLAYS / 2],
+            sets,
+            calls,
+        })
+    }
+}
+
+/// Verifies once on fresh inputs, then times: the row's line, its frames/s and whether it
+/// verified.
+fn bench_row(
+    timer: &Timer<'_>,
+    overrides: &Overrides,
+    handles: CudaHandles,
+    refine: Refine,
+) -> Result<(String, f64, bool), String> {
+    let tol = problem::descriptor().tolerance_for(Precision::Fp16);
+    let mut case = setup(overrides, Precision::Fp16, handles, Some(refine))?;
+    case.prepare_check(21)
+        .map_err(|e| format!("prepare: {e}"))?;
+    case.run().map_err(|e| format!("run: {e}"))?;
+    timer.stream.synchronize().map_err(|e| e.to_string())?;
+    let acc = case.verify(&tol).map_err(|e| format!("verify: {e}"))?;
+    let ok = acc.within(&tol) && acc.non_finite == 0;
+    let t = timer.time(&mut case)?;
+    let fps = case.problem().batch as f64 * 1e6 / t.us;
+    let line = format!(
+        "{:<20} {:>9.2} {:>10.0}   {:>2} x {:<3}  {}",
+        plan(&case),
+        t.us,
+        fps,
+        t.sets,
+        t.calls / t.sets as usize,
+        if ok { "ok" } else { "FAIL" }
+    );
+    Ok((line, fps, ok))
+}
+
+/// The value after `flag`, split at commas.
+fn list(args: &[String], flag: &str) -> Option<Vec<String>> {
+    let i = args.iter().position(|a| a == flag)?;
+    Some(
+        args.get(i + 1)
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default(),
+    )
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1).cloned());
-    let gpu = match StandaloneGpu::open(0) {
+    let only = list(&args, "--only");
+    let bench_only = args.iter().any(|a| a == "--bench-only");
+    let bench = bench_only || args.iter().any(|a| a == "--bench");
+    let mut refines = Vec::new();
+    for name in list(&args, "--refine").unwrap_or_else(|| vec!["fused".into(), "split".into()]) {
+        refines.push(match name.as_str() {
+            "fused" => Refine::Fused,
+            "split" => Refine::Split,
+            other => {
+                eprintln!(
+                    "ff_model_gpu_check: --refine {other}: expected fused, split or fused,split"
+                );
+                return ExitCode::from(3);
+            }
+        });
+    }
+    let wanted = |label: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == label));
+    // One stream, ordered by this program: no per-buffer events (illegal in the bench's captures).
+    let gpu = match StandaloneGpu::open_untracked(0) {
         Ok(gpu) => gpu,
         Err(e) => {
             eprintln!("ff_model_gpu_check: {e}");
@@ -159,20 +335,86 @@ fn main() -> ExitCode {
         }
     };
     println!("{}", gpu.describe());
-    let (stream, handles) = (gpu.stream, gpu.handles);
+    let (ctx, stream, handles) = (gpu.ctx, gpu.stream, gpu.handles);
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
-    for (label, overrides) in shapes() {
-        if only.as_deref().is_some_and(|o| o != label) {
-            continue;
-        }
+    for (label, overrides) in shapes()
+        .into_iter()
+        .filter(|(l, _)| !bench_only && wanted(l))
+    {
+        let paths: Vec<Option<Refine>> = if is_eager(&overrides) {
+            vec![None]
+        } else {
+            refines.iter().copied().map(Some).collect()
+        };
         for precision in [Precision::Fp16, Precision::Bf16, Precision::Fp32] {
-            match check_case(&overrides, precision, handles, &sync) {
-                Ok(text) => println!("ok   {label} {precision}\n    {text}"),
-                Err(text) => {
-                    failures += 1;
-                    println!("FAIL {label} {precision}\n    {text}");
+            let tol = problem::descriptor().tolerance_for(precision);
+            for &refine in &paths {
+                let result = setup(&overrides, precision, handles, refine).and_then(|mut case| {
+                    let how = plan(&case);
+                    check_case(&mut case, &tol, &sync).map(|text| (how, text))
+                });
+                match result {
+                    Ok((how, text)) => println!("ok   {label} {precision} {how}\n    {text}"),
+                    Err(text) => {
+                        failures += 1;
+                        let asked = refine.map_or("eager".into(), |r| format!("{r:?}"));
+                        println!("FAIL {label} {precision} {asked}\n    {text}");
+                    }
                 }
+            }
+        }
+    }
+    if bench {
+        let l2 = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_or(50 << 20, |v| v as u64);
+        let timer = Timer {
+            ctx: &ctx,
+            stream: &stream,
+            l2,
+        };
+        println!(
+            "bench fp16, DRAM-cold batch (sets x calls a set in one graph, median of {REPLAYS} replays)"
+        );
+        println!(
+            "{:<12} {:<20} {:>9} {:>10}   {:<8}  verify",
+            "shape", "refine", "us/call", "frames/s", "graph"
+        );
+        let mut fps = Vec::new();
+        for (label, overrides) in shapes() {
+            let benched = match &only {
+                Some(o) => o.iter().any(|x| x == label),
+                None => BENCH_SHAPES.contains(&label),
+            };
+            if !benched || is_eager(&overrides) {
+                continue;
+            }
+            for &refine in &refines {
+                match bench_row(&timer, &overrides, handles, refine) {
+                    Ok((line, f, ok)) => {
+                        failures += usize::from(!ok);
+                        fps.push((label, refine, f));
+                        println!("{label:<12} {line}");
+                    }
+                    Err(e) => {
+                        failures += 1;
+                        println!("{label:<12} {refine:?}: error: {e}");
+                    }
+                }
+            }
+        }
+        for &refine in &refines {
+            let at = |shape: &str| {
+                fps.iter()
+                    .find(|(l, r, _)| *l == shape && *r == refine)
+                    .map(|f| f.2)
+            };
+            if let (Some(one), Some(eight)) = (at("profile"), at("B=8")) {
+                println!(
+                    "scaling {refine:?}: B=8 frames/s / B=1 frames/s = {:.2}x",
+                    eight / one
+                );
             }
         }
     }

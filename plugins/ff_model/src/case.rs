@@ -10,7 +10,7 @@ use apex_plugin_api::{
 
 use crate::{
     cpu::{CpuOutputs, CpuScratch, FastWeights, run_cpu},
-    device::DeviceState,
+    device::{DeviceState, Refine},
     inputs::FfInputs,
     problem::{self, FfProblem, Path},
     reference::{Outputs, reference},
@@ -133,6 +133,27 @@ impl FfCase {
         match &self.engine {
             Engine::Cuda(d) => d.sets(),
             Engine::Cpu(_) => 1,
+        }
+    }
+
+    /// CUDA: runs the refine block of each level `refine`'s way from the next call on (the
+    /// default is [`Refine::Fused`] wherever a level fits it); the GPU check verifies and times
+    /// both paths this way.
+    pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
+        match &mut self.engine {
+            Engine::Cuda(device) => device.set_refine(refine),
+            Engine::Cpu(_) => Err(PluginError::invalid(
+                "the refine path (fused or split) is a choice of the CUDA fast path (hint: set it \
+                 on a cuda case)",
+            )),
+        }
+    }
+
+    /// CUDA: whether L0 and L1 run their refine block fused (`None` on the CPU).
+    pub fn fused_levels(&self) -> Option<[bool; 2]> {
+        match &self.engine {
+            Engine::Cuda(device) => Some(device.fused_levels()),
+            Engine::Cpu(_) => None,
         }
     }
 

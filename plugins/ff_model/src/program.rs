@@ -14,7 +14,7 @@ pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
 
 /// Pixels of a tile one refine CTA covers (`CHUNK` in the source).
 pub const CHUNK: usize = 32;
-/// Channels whose modulated rows `ff_refine` stages at a time (`CB` in the source).
+/// Channels whose modulated rows a refine CTA stages at a time (`CB` in the source).
 pub const CB: usize = 32;
 /// Elements of a tile each `ff_apply` thread finishes (`APPLY_PER_THREAD` in the source).
 pub const APPLY_PER_THREAD: usize = 4;
@@ -22,6 +22,9 @@ pub const APPLY_PER_THREAD: usize = 4;
 pub const FC1_ROWS: usize = 32;
 /// Rows of FiLM's second linear one `ff_film_out` block computes (`FC2_ROWS` in the source).
 pub const FC2_ROWS: usize = 64;
+/// The most CTAs of one `ff_refine_apply` cluster (`MAX_CLUSTER` in the source): the portable
+/// cluster size, so tiles up to 16x16 (eight chunks) run fused.
+pub const MAX_CLUSTER: usize = 8;
 /// Warps of every block (`WARPS` in the source).
 pub const WARPS: usize = 8;
 /// Threads of every block (`THREADS` in the source).
@@ -69,6 +72,7 @@ mod tests {
                 "ff_film_out",
                 "ff_refine",
                 "ff_apply",
+                "ff_refine_apply",
                 "e_gather",
                 "e_pwconv",
                 "e_fuse",
@@ -76,6 +80,29 @@ mod tests {
                 assert!(text.contains(entry), "{s:?} lacks {entry}");
             }
             assert_eq!(text.contains("mma.sync"), s != Storage::F32, "{s:?}");
+            assert!(text.contains("barrier.cluster.wait"), "{s:?}");
+        }
+    }
+
+    /// Below sm_90 (no thread-block clusters) the source still compiles, without the fused
+    /// refine kernel; the device state then runs every level split.
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU-library test must say so, not pass silently"
+    )]
+    fn sm_80_compiles_without_the_cluster_kernel_when_nvrtc_is_present() {
+        if !nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found");
+            return;
+        }
+        for s in [Storage::F32, Storage::F16, Storage::Bf16] {
+            let ptx = ptx(s, "sm_80").unwrap_or_else(|e| panic!("{s:?}: {}", e.message));
+            let text = ptx.to_src();
+            assert!(
+                text.contains("ff_refine") && !text.contains("ff_refine_apply"),
+                "{s:?}"
+            );
         }
     }
 }

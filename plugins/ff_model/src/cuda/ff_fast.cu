@@ -1,5 +1,6 @@
-// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): twelve launches per call, no host
-// synchronisation, every shape a kernel argument (one module per storage type serves every case).
+// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): ten launches per call (twelve
+// with both levels' refine split), no host synchronisation, every shape a kernel argument (one
+// module per storage type serves every case).
 //
 //   ff_base        heavy = dense, detail = 0, alpha = the L1 gate over the whole map (one pass)
 //   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
@@ -12,6 +13,10 @@
 //   ff_apply       GroupNorm (the tile's partials combined), a*relu(b) + residual, FusionGate,
 //                  and the override unpack into heavy (L0 also keeps its f32 result in `l0map`
 //                  for the L1 level; L1 writes detail = heavy - heavy_l0)
+//   ff_refine_apply (sm_90) both in one launch, a tile's chunks as one thread-block cluster that
+//                  exchanges their GroupNorm partials in distributed shared memory; the host uses
+//                  it on each level whose tile fits one cluster (t*t <= 256, C <= 128), and
+//                  ff_refine + ff_apply on the others (device/refine.rs)
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
@@ -25,9 +30,11 @@
 // only inside them, and `detail` is 0 there (ff_base writes both); the f64 reference computes the
 // literal whole-map steps and verify compares the two.
 //
-// GroupNorm(1) needs the statistics of the whole tile before it applies, so ff_refine writes the
-// pre-norm tensor (it stays in L2: 5 MiB at the profile's L0) with each chunk's (sum, centred sum
-// of squares), and ff_apply combines a tile's partials (Chan's formula, f64) and finishes.
+// GroupNorm(1) needs the statistics of the whole tile before it applies. Split, ff_refine writes
+// the pre-norm tensor (5 MiB at the profile's L0, in L2; 42 MB at B=8, through DRAM) with
+// each chunk's (sum, centred sum of squares), and ff_apply combines a tile's partials (Chan's
+// formula, f64) and finishes. Fused, the tile's CTAs keep their GEMM output in registers, trade
+// only the partials, and finish in place (see ff_refine_apply).
 //
 // GEMM (pointwise 1x1, C -> 2C, per chunk M = 2C rows x N = 32 pixels x K = C): fp16 and bf16 use
 // mma.sync m16n8k16 with f32 accumulators; the A operand (the weights, hi and lo) is stored by
@@ -573,31 +580,24 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 #endif
 }
 
-// ff_refine: grid (chunks, K, B), THREADS threads. Modulate, depthwise 3x3 and the pointwise
-// GEMM of one chunk; writes the pre-norm GEMM output pre[b,k,0..2C,p] (f32) and the chunk's
-// GroupNorm partials stats[b,k,chunk] = (sum, centred sum of squares). Shared memory (host:
-// refine_smem):
+// The chunk's GEMM operand, shared by ff_refine and ff_refine_apply: the tile's channels
+// modulated by FiLM ((1 + gamma) * x + beta), then the depthwise 3x3 with its bias, for the
+// chunk's pixels [p0, p1); returns `bs`, with the block synchronised. Dynamic shared memory
+// `smem` (host: refine_smem):
 //   mod  [CB][ms]     f32, the modulated rows the chunk's 3x3 reads for CB channels at a time
 //                     (zero outside the tile), ms = rows*t + 1 (odd: channel-strided reads hit
 //                     distinct banks)
 //   bs   [CHUNK][C+8] S, the depthwise output (GEMM operand B); 16-bit storage: hi, then lo
 #define CB 32
-extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
-    const float* __restrict__ packed, const float* __restrict__ film,
-    const float* __restrict__ weights, float* __restrict__ pre, float* __restrict__ stats, int C,
-    int t, int K) {
-    extern __shared__ float ref_smem[];
-    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
-    const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
+__device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
+                                             const float* __restrict__ fk, const Level& l,
+                                             float* smem, int C, int t, int p0, int p1) {
+    const int P = t * t;
     const int row_lo = p0 / t - 1, rows = (p1 - 1) / t + 1 - row_lo + 1;
     const int ms = rows * t + 1, bstride = C + 8, window = rows * t;
     const float inv_t = 1.0f / (float)t;
-    float* mod = ref_smem;
-    S* bs = reinterpret_cast<S*>(ref_smem + CB * ms);
-    const Level l = level_at(weights, C);
-    const float* fk = film + ((long long)b * K + k) * 2 * C;
-    const float* tile = packed + ((long long)b * K + k) * C * P;
-
+    float* mod = smem;
+    S* bs = reinterpret_cast<S*>(smem + CB * ms);
     for (int c0 = 0; c0 < C; c0 += CB) {
         const int cb = min(CB, C - c0);
         if (c0 > 0) __syncthreads();  // the previous block's mod reads are done
@@ -688,16 +688,126 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
         }
     }
     __syncthreads();
+    return bs;
+}
 
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
-    float* out = pre + ((long long)b * K + k) * 2 * C * P;
+// Merges the thread's GEMM values of one row-tile pair (its accumulators; the chunk's pixels
+// [p0, p1)) into its (count, mean, centred sum of squares): the pair's mean and M2 first, then
+// Chan's formula (no E[x^2] - E[x]^2 cancellation).
+__device__ __forceinline__ void acc_partial(const float (*acc_a)[4], const float (*acc_b)[4],
+                                            int p0, int p1, float& cnt, float& cmean, float& cm2) {
+    const int q = threadIdx.x & 3;
+    float s = 0.0f, n = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        const int p = p0 + nt * 8 + 2 * q;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const float a0 = acc_a[nt][2 * half], a1 = acc_a[nt][2 * half + 1];
+            const float b0 = acc_b[nt][2 * half], b1 = acc_b[nt][2 * half + 1];
+            if (p + 1 < p1) {
+                s += a0 + a1 + b0 + b1;
+                n += 4.0f;
+            } else if (p < p1) {
+                s += a0 + b0;
+                n += 2.0f;
+            }
+        }
+    }
+    if (n > 0.0f) {
+        const float m = s / n;
+        float m2 = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if (p0 + nt * 8 + 2 * q + (e & 1) >= p1) continue;
+                const float da = acc_a[nt][e] - m, db = acc_b[nt][e] - m;
+                m2 += da * da + db * db;
+            }
+        }
+        chan_merge(cnt, cmean, cm2, n, m, m2);
+    }
+}
+
+// The chunk's GroupNorm partial from its threads' (count, mean, M2): merged across each warp,
+// then by thread 0 over the warps in order; thread 0 writes out[0] = sum, out[1] = M2. `part`:
+// WARPS x 3 floats of shared memory.
+__device__ __forceinline__ void chunk_partial(float cnt, float cmean, float cm2, float (*part)[3],
+                                              float* out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int o = 16; o > 0; o >>= 1) {
+        const float n2 = __shfl_xor_sync(0xffffffffu, cnt, o);
+        const float mean2 = __shfl_xor_sync(0xffffffffu, cmean, o);
+        const float m22 = __shfl_xor_sync(0xffffffffu, cm2, o);
+        chan_merge(cnt, cmean, cm2, n2, mean2, m22);
+    }
+    if (lane == 0) {
+        part[warp][0] = cnt;
+        part[warp][1] = cmean;
+        part[warp][2] = cm2;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < WARPS; ++w) chan_merge(cnt, cmean, cm2, part[w][0], part[w][1], part[w][2]);
+        out[0] = cmean * cnt;
+        out[1] = cm2;
+    }
+}
+
+// The tile's GroupNorm statistics from its chunks' partials (partial[2j], partial[2j+1]: chunk
+// j's sum and M2), combined in f64 in chunk order: stat[0] = mean, stat[1] = 1/sqrt(var + eps).
+// ff_apply and ff_refine_apply both run it, so both paths normalise with the same numbers.
+__device__ __forceinline__ void tile_stats(const double* partial, int chunks, int C, int P, float* stat) {
+    double n_all = 0.0, sum_all = 0.0;
+    for (int j = 0; j < chunks; ++j) {
+        n_all += 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
+        sum_all += partial[2 * j];
+    }
+    const double mean = sum_all / n_all;
+    double m2 = 0.0;
+    for (int j = 0; j < chunks; ++j) {
+        const double n = 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
+        const double d = partial[2 * j] / n - mean;
+        m2 += partial[2 * j + 1] + n * d * d;
+    }
+    stat[0] = (float)mean;
+    stat[1] = (float)(1.0 / sqrt(m2 / n_all + NORM_EPS));
+}
+
+// One element's refined value before FusionGate: GroupNorm's affine of the pre-norm pair (pa of
+// channel c, pb of channel C + c; weights and biases gw*, gb*), a*relu(b), plus the residual
+// modulated by the tile's FiLM at c (gamma, beta).
+__device__ __forceinline__ float refine_value(float pa, float pb, float base, float mean,
+                                              float inv, float gwa, float gba, float gwb,
+                                              float gbb, float gamma, float beta) {
+    const float an = (pa - mean) * inv * gwa + gba;
+    const float bn = (pb - mean) * inv * gwb + gbb;
+    return an * fmaxf(bn, 0.0f) + ((1.0f + gamma) * base + beta);
+}
+
+// ff_refine: grid (chunks, K, B), THREADS threads. Modulate, depthwise 3x3 and the pointwise
+// GEMM of one chunk; writes the pre-norm GEMM output pre[b,k,0..2C,p] (f32) and the chunk's
+// GroupNorm partials stats[b,k,chunk] = (sum, centred sum of squares). Shared memory: see
+// refine_operand.
+extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
+    const float* __restrict__ packed, const float* __restrict__ film,
+    const float* __restrict__ weights, float* __restrict__ pre, float* __restrict__ stats, int C,
+    int t, int K) {
+    extern __shared__ float ref_smem[];
+    __shared__ float part[WARPS][3];
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
+    const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
+    const Level l = level_at(weights, C);
+    const long long tk = (long long)b * K + k;
+    const S* bs = refine_operand(packed + tk * C * P, film + tk * 2 * C, l, ref_smem, C, t, p0, p1);
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3, g = lane >> 2;
+    float* out = pre + tk * 2 * C * P;
     float acc_a[NT][4], acc_b[NT][4];
-    // Each thread's (count, mean, centred sum of squares), merged across the warp and the block
-    // with Chan's formula (no E[x^2] - E[x]^2 cancellation).
     float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
     for (int at = warp; at < C / 16; at += WARPS) {
-        refine_gemm(l, bs, bstride, C, at, acc_a, acc_b);
-        float s = 0.0f, n = 0.0f;
+        refine_gemm(l, bs, C + 8, C, at, acc_a, acc_b);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
             const int p = p0 + nt * 8 + 2 * q;
@@ -716,50 +826,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
                         out[(long long)(C + c) * P + p] = b0;
                         out[(long long)(C + c) * P + p + 1] = b1;
                     }
-                    s += a0 + a1 + b0 + b1;
-                    n += 4.0f;
                 } else if (p < p1) {
                     out[(long long)c * P + p] = a0;
                     out[(long long)(C + c) * P + p] = b0;
-                    s += a0 + b0;
-                    n += 2.0f;
                 }
             }
         }
-        if (n > 0.0f) {
-            const float m = s / n;
-            float m2 = 0.0f;
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    if (p0 + nt * 8 + 2 * q + (e & 1) >= p1) continue;
-                    const float da = acc_a[nt][e] - m, db = acc_b[nt][e] - m;
-                    m2 += da * da + db * db;
-                }
-            }
-            chan_merge(cnt, cmean, cm2, n, m, m2);
-        }
+        acc_partial(acc_a, acc_b, p0, p1, cnt, cmean, cm2);
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        const float n2 = __shfl_xor_sync(0xffffffffu, cnt, o);
-        const float mean2 = __shfl_xor_sync(0xffffffffu, cmean, o);
-        const float m22 = __shfl_xor_sync(0xffffffffu, cm2, o);
-        chan_merge(cnt, cmean, cm2, n2, mean2, m22);
-    }
-    __shared__ float part[WARPS][3];
-    if (lane == 0) {
-        part[warp][0] = cnt;
-        part[warp][1] = cmean;
-        part[warp][2] = cm2;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < WARPS; ++w) chan_merge(cnt, cmean, cm2, part[w][0], part[w][1], part[w][2]);
-        float* st = stats + (((long long)b * K + k) * chunks + chunk) * 2;
-        st[0] = cmean * cnt;
-        st[1] = cm2;
-    }
+    chunk_partial(cnt, cmean, cm2, part, stats + (tk * chunks + chunk) * 2);
 }
 
 // ff_apply: grid (ceil(C*P / (THREADS*APPLY_PER_THREAD)), K, B). GroupNorm of the tile (its chunks' partials
@@ -796,25 +871,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
         unc[e] = to_f32(uncertainty[pix]);
     }
     // The tile's GroupNorm statistics while those loads are in flight.
-    const float* st = stats + ((long long)b * K + k) * chunks * 2;
+    const float* st = stats + tk * chunks * 2;
     if (threadIdx.x < 2 * chunks) partial[threadIdx.x] = st[threadIdx.x];
     __syncthreads();
-    if (threadIdx.x == 0) {
-        double n_all = 0.0, sum_all = 0.0;
-        for (int j = 0; j < chunks; ++j) {
-            n_all += 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
-            sum_all += partial[2 * j];
-        }
-        const double mean = sum_all / n_all;
-        double m2 = 0.0;
-        for (int j = 0; j < chunks; ++j) {
-            const double n = 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
-            const double d = partial[2 * j] / n - mean;
-            m2 += partial[2 * j + 1] + n * d * d;
-        }
-        stat[0] = (float)mean;
-        stat[1] = (float)(1.0 / sqrt(m2 / n_all + NORM_EPS));
-    }
+    if (threadIdx.x == 0) tile_stats(partial, chunks, C, P, stat);
     __syncthreads();
     const float mean = stat[0], inv = stat[1];
 #pragma unroll
@@ -822,9 +882,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
         const int i = (blockIdx.x * APPLY_PER_THREAD + e) * blockDim.x + threadIdx.x;
         if (i >= n) break;
         const int c = div_small(i, P, inv_p), p = i - c * P, py = div_small(p, t, inv_t);
-        const float an = (pa[e] - mean) * inv * l.gn_w[c] + l.gn_b[c];
-        const float bn = (pb[e] - mean) * inv * l.gn_w[C + c] + l.gn_b[C + c];
-        const float refined = an * fmaxf(bn, 0.0f) + ((1.0f + fk[c]) * base[e] + fk[C + c]);
+        const float refined = refine_value(pa[e], pb[e], base[e], mean, inv, l.gn_w[c], l.gn_b[c],
+                                           l.gn_w[C + c], l.gn_b[C + c], fk[c], fk[C + c]);
         const float alpha = gate_alpha(l.gate, bnd[e], unc[e]);
         const float o = base[e] + alpha * (refined - base[e]);
         const long long at = (((long long)b * C + c) * H + y0 + py) * W + x0 + p - py * t;
@@ -833,3 +892,179 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
         if (detail) detail[at] = from_f32(o - base[e]);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ff_refine_apply (sm_90): ff_refine and ff_apply of one tile as one thread-block cluster, so the
+// pre-norm tensor never leaves the SM. Grid (chunks, K, B), clusters of (chunks, 1, 1) (the host
+// launches it with cuLaunchKernelEx; chunks <= MAX_CLUSTER, the portable cluster size), so chunk
+// j is the tile's cluster rank j; C <= 16 * WARPS, so warp w owns at most the row-tile pair w
+// and keeps its accumulators through the tile's statistics. Each CTA:
+//   1. ff_refine's chunk (same shared memory): modulate, depthwise 3x3, the GEMM into acc_a /
+//      acc_b, the chunk's (sum, M2) published in its shared memory;
+//   2. cluster barrier (arrive.release ... wait.acquire; between them the residual's base
+//      values, the gate at the chunk's pixels and their map offsets are loaded);
+//   3. thread 0 reads every chunk's partial through distributed shared memory (mapa +
+//      ld.shared::cluster) and combines them in chunk order with ff_apply's code (tile_stats),
+//      so every CTA of the tile normalises with bit-identical statistics, computed from the
+//      same partials by the same code as on the split path;
+//   4. ff_apply's finish straight from the accumulators (refine_value, FusionGate), each thread
+//      storing its two adjacent pixels per (channel, column pair) of the m16n8 layout;
+//   5. a second cluster barrier, arrived at after step 3's reads and waited on before exit: a
+//      CTA's shared memory must outlive its peers' reads.
+#if __CUDA_ARCH__ >= 900
+#define MAX_CLUSTER 8
+
+__device__ __forceinline__ void cluster_arrive() {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The f32 at `p` (this CTA's shared memory) in the shared memory of the cluster's CTA `rank`.
+__device__ __forceinline__ float ld_peer_f32(const float* p, unsigned int rank) {
+    const unsigned int local = (unsigned int)__cvta_generic_to_shared(p);
+    unsigned int remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+// Two adjacent elements of storage type from f32, rounded once each; dst aligned to the pair.
+__device__ __forceinline__ void store_pair(S* dst, float v0, float v1) {
+#if DTYPE == 0
+    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+#else
+    *reinterpret_cast<unsigned int*>(dst) =
+        (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16);
+#endif
+}
+
+// Two CTAs a SM (at most 128 registers, ff_refine's count): without the minimum ptxas gives bf16
+// 134 registers, which leaves one CTA a SM.
+extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
+    const float* __restrict__ packed, const float* __restrict__ film,
+    const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
+    const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
+    float* __restrict__ l0map, int C, int H, int W, int t, int gw, int K) {
+    extern __shared__ float ref_smem[];
+    __shared__ float part[WARPS][3];
+    __shared__ float published[2];  // this chunk's (sum, M2), read by every CTA of the cluster
+    __shared__ double partial[2 * MAX_CLUSTER];
+    __shared__ float stat[2];
+    __shared__ float pixel_alpha[CHUNK];  // FusionGate's alpha at the chunk's pixels
+    __shared__ int pixel_offset[CHUNK];   // their offsets in a [H, W] plane
+    // GroupNorm's weights and biases and the tile's FiLM, [2C] each (C <= 16 * WARPS), staged
+    // before the GEMM: read from global memory after it, their addresses (level_at's offsets,
+    // quadratic in C) stay live through the GEMM, where bf16's three products leave no register
+    // for them (ptxas spilled them).
+    __shared__ float norm_w[32 * WARPS], norm_b[32 * WARPS], gamma_beta[32 * WARPS];
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
+    const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
+    const Level l = level_at(weights, C);
+    const long long tk = (long long)b * K + k;
+    const float* fk = film + tk * 2 * C;
+    const float* tile = packed + tk * C * P;
+    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {  // visible after refine_operand's sync
+        norm_w[i] = l.gn_w[i];
+        norm_b[i] = l.gn_b[i];
+        gamma_beta[i] = fk[i];
+    }
+    const S* bs = refine_operand(tile, fk, l, ref_smem, C, t, p0, p1);
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
+    const bool owner = warp < C / 16;
+    // The warp's rows: channel ca = 16*warp + g (accumulator entries [0], [1]) and ca + 8
+    // ([2], [3]); the thread's columns: pixels p0 + 8*nt + 2q and the next.
+    const int ca = warp * 16 + g;
+    float acc_a[NT][4], acc_b[NT][4];
+    float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
+    if (owner) {
+        refine_gemm(l, bs, C + 8, C, warp, acc_a, acc_b);
+        acc_partial(acc_a, acc_b, p0, p1, cnt, cmean, cm2);
+    }
+    chunk_partial(cnt, cmean, cm2, part, published);
+    cluster_arrive();
+
+    // While the other chunks finish their GEMMs: the residual's base values (the packed tile,
+    // f32; clamped, unconditional loads, see STAGE), and the gate and map offset of each pixel.
+    float base[NT][4];
+    if (owner) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int p = min(p0 + nt * 8 + 2 * q + (e & 1), p1 - 1);
+                base[nt][e] = tile[(long long)(ca + (e >> 1) * 8) * P + p];
+            }
+        }
+    }
+    if (threadIdx.x < CHUNK) {
+        const int id = ids[tk];
+        const int p = min(p0 + (int)threadIdx.x, p1 - 1);
+        const int py = div_small(p, t, 1.0f / (float)t);
+        const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
+        const long long pix = (long long)b * H * W + at;
+        pixel_alpha[threadIdx.x] =
+            gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
+        pixel_offset[threadIdx.x] = at;
+    }
+    cluster_wait();
+    if (threadIdx.x == 0) {
+        float v[2 * MAX_CLUSTER];
+#pragma unroll
+        for (int j = 0; j < 2 * MAX_CLUSTER; ++j)  // every load in flight, then the used ones kept
+            v[j] = ld_peer_f32(published + (j & 1), (unsigned int)min(j >> 1, chunks - 1));
+#pragma unroll
+        for (int j = 0; j < 2 * MAX_CLUSTER; ++j) partial[j] = v[j];
+        tile_stats(partial, chunks, C, P, stat);
+    }
+    __syncthreads();
+    cluster_arrive();  // this CTA's reads of its peers' shared memory are done
+
+    if (owner) {
+        const float mean = stat[0], inv = stat[1];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int c = ca + half * 8;
+            const float gwa = norm_w[c], gba = norm_b[c], gwb = norm_w[C + c], gbb = norm_b[C + c];
+            const float gamma = gamma_beta[c], beta = gamma_beta[C + c];
+            const long long plane = ((long long)b * C + c) * H * W;
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+                const int n = nt * 8 + 2 * q;  // the pair's first pixel in the chunk
+                float o[2], d[2];
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int i = 2 * half + e;
+                    const float refined = refine_value(acc_a[nt][i], acc_b[nt][i], base[nt][i],
+                                                       mean, inv, gwa, gba, gwb, gbb, gamma, beta);
+                    o[e] = base[nt][i] + pixel_alpha[n + e] * (refined - base[nt][i]);
+                    d[e] = o[e] - base[nt][i];
+                }
+                if ((t & 1) == 0) {
+                    // t even makes P, p0, p1 and n even: the pair is both in or both out of
+                    // the chunk, on one row, at an even (pair-aligned) offset (W is even too).
+                    if (p0 + n >= p1) continue;
+                    const long long at = plane + pixel_offset[n];
+                    store_pair(heavy + at, o[0], o[1]);
+                    if (l0map) *reinterpret_cast<float2*>(l0map + at) = make_float2(o[0], o[1]);
+                    if (detail) store_pair(detail + at, d[0], d[1]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        if (p0 + n + e >= p1) continue;
+                        const long long at = plane + pixel_offset[n + e];
+                        heavy[at] = from_f32(o[e]);
+                        if (l0map) l0map[at] = o[e];
+                        if (detail) detail[at] = from_f32(d[e]);
+                    }
+                }
+            }
+        }
+    }
+    cluster_wait();
+}
+#endif

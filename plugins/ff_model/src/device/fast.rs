@@ -1,6 +1,7 @@
 //! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_base`,
-//! `ff_select`, then per level `ff_pack_*`, `ff_film_hidden`, `ff_film_out`, `ff_refine`,
-//! `ff_apply`.
+//! `ff_select`, then per level `ff_pack_*`, `ff_film_hidden`, `ff_film_out` and the refine block:
+//! `ff_refine_apply` as one thread-block cluster per tile on a fused level, `ff_refine` then
+//! `ff_apply` on a split one (`refine.rs`).
 //! A level that selects no tile launches nothing.
 
 use apex_plugin_api::{PluginError, cuda::cuda_error};
@@ -8,7 +9,11 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
-use super::state::{DeviceState, FastFunctions, FrameSet, LevelState};
+use super::{
+    cluster::ClusterLaunch,
+    refine::LevelRefine,
+    state::{DeviceState, FastFunctions, FrameSet, LevelState},
+};
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
     program::{APPLY_PER_THREAD, FC1_ROWS, FC2_ROWS, THREADS, WARPS},
@@ -90,11 +95,17 @@ impl DeviceState {
         // SAFETY: see `launch`; shared memory 2*G f64 + G i32.
         unsafe { launch(a, config((b, 1, 1), 20 * g), "ff_select")? };
 
-        let fast = &self.fast;
-        let l0map = &self.l0map;
-        let dims = (b, c, h, w);
-        level(fast, stream, &self.l0, set, Source::Dense, l0map, dims)?;
-        level(fast, stream, &self.l1, set, Source::L0Map, l0map, dims)
+        let run = |l, source| Level {
+            fast: &self.fast,
+            stream,
+            l,
+            set,
+            source,
+            l0map: &self.l0map,
+            dims: (b, c, h, w),
+        };
+        run(&self.l0, Source::Dense).launch()?;
+        run(&self.l1, Source::L0Map).launch()
     }
 }
 
@@ -107,110 +118,192 @@ enum Source {
     L0Map,
 }
 
-/// One level's four launches: pack, FiLM, the refine statistics and the refine apply into
-/// `set.heavy` (L0 also into `l0map`; L1 also writes `set.detail`).
-fn level(
-    fast: &FastFunctions,
-    stream: &Arc<CudaStream>,
-    l: &LevelState,
-    set: &FrameSet,
+/// What one level's launches read and write.
+struct Level<'a> {
+    fast: &'a FastFunctions,
+    stream: &'a Arc<CudaStream>,
+    l: &'a LevelState,
+    set: &'a FrameSet,
     source: Source,
-    l0map: &CudaSlice<f32>,
-    (b, c, h, w): (usize, i32, i32, i32),
-) -> Result<(), PluginError> {
-    if l.k == 0 {
-        return Ok(());
+    l0map: &'a CudaSlice<f32>,
+    /// Batch, channels, height, width.
+    dims: (usize, i32, i32, i32),
+}
+
+impl Level<'_> {
+    /// Pack, FiLM (two launches), then the refine block into `set.heavy` (L0 also into `l0map`;
+    /// L1 also writes `set.detail`), fused in one launch or split in two.
+    fn launch(&self) -> Result<(), PluginError> {
+        let Self {
+            fast,
+            stream,
+            l,
+            set,
+            source,
+            l0map,
+            dims: (b, c, h, w),
+        } = *self;
+        if l.k == 0 {
+            return Ok(());
+        }
+        let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
+        let mut a = match source {
+            Source::Dense => {
+                let mut a = stream.launch_builder(&fast.pack_s);
+                a.arg(&set.dense);
+                a
+            }
+            Source::L0Map => {
+                let mut a = stream.launch_builder(&fast.pack_f);
+                a.arg(l0map);
+                a
+            }
+        };
+        a.arg(&l.ids)
+            .arg(&l.packed)
+            .arg(&l.tokens)
+            .arg(&c)
+            .arg(&h)
+            .arg(&w)
+            .arg(&t)
+            .arg(&gw)
+            .arg(&k);
+        // SAFETY: see `launch`.
+        let channel_groups = (c as usize).div_ceil(WARPS);
+        unsafe { launch(a, config((l.k, b, channel_groups), 0), "ff_pack")? };
+
+        let mut a = stream.launch_builder(&fast.film_hidden);
+        a.arg(&l.tokens)
+            .arg(&l.weights)
+            .arg(&l.hidden)
+            .arg(&c)
+            .arg(&k);
+        let slices = (c as usize).div_ceil(FC1_ROWS);
+        // SAFETY: see `launch`; shared memory (K + 1) * C f32.
+        unsafe {
+            launch(
+                a,
+                config((l.k, b, slices), 4 * (l.k + 1) * c as usize),
+                "ff_film_hidden",
+            )?
+        };
+        let mut a = stream.launch_builder(&fast.film_out);
+        a.arg(&l.hidden)
+            .arg(&l.weights)
+            .arg(&l.film)
+            .arg(&c)
+            .arg(&k);
+        let slices = (2 * c as usize).div_ceil(FC2_ROWS);
+        // SAFETY: see `launch`; shared memory C f32.
+        unsafe { launch(a, config((l.k, b, slices), 4 * c as usize), "ff_film_out")? };
+
+        match &l.refine {
+            LevelRefine::Fused => self.fused(),
+            LevelRefine::Split { pre, stats } => self.split(pre, stats),
+        }
     }
-    let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
-    let mut a = match source {
-        Source::Dense => {
-            let mut a = stream.launch_builder(&fast.pack_s);
-            a.arg(&set.dense);
-            a
-        }
-        Source::L0Map => {
-            let mut a = stream.launch_builder(&fast.pack_f);
-            a.arg(l0map);
-            a
-        }
-    };
-    a.arg(&l.ids)
-        .arg(&l.packed)
-        .arg(&l.tokens)
-        .arg(&c)
-        .arg(&h)
-        .arg(&w)
-        .arg(&t)
-        .arg(&gw)
-        .arg(&k);
-    // SAFETY: see `launch`.
-    let channel_groups = (c as usize).div_ceil(WARPS);
-    unsafe { launch(a, config((l.k, b, channel_groups), 0), "ff_pack")? };
 
-    let mut a = stream.launch_builder(&fast.film_hidden);
-    a.arg(&l.tokens)
-        .arg(&l.weights)
-        .arg(&l.hidden)
-        .arg(&c)
-        .arg(&k);
-    let slices = (c as usize).div_ceil(FC1_ROWS);
-    // SAFETY: see `launch`; shared memory (K + 1) * C f32.
-    unsafe {
-        launch(
-            a,
-            config((l.k, b, slices), 4 * (l.k + 1) * c as usize),
-            "ff_film_hidden",
-        )?
-    };
-    let mut a = stream.launch_builder(&fast.film_out);
-    a.arg(&l.hidden)
-        .arg(&l.weights)
-        .arg(&l.film)
-        .arg(&c)
-        .arg(&k);
-    let slices = (2 * c as usize).div_ceil(FC2_ROWS);
-    // SAFETY: see `launch`; shared memory C f32.
-    unsafe { launch(a, config((l.k, b, slices), 4 * c as usize), "ff_film_out")? };
+    /// `ff_refine_apply`: grid (chunks, K, B) in clusters of the tile's chunks.
+    fn fused(&self) -> Result<(), PluginError> {
+        let Self {
+            fast,
+            stream,
+            l,
+            set,
+            source,
+            l0map,
+            dims: (b, c, h, w),
+        } = *self;
+        let refine_apply = fast.refine_apply.as_ref().ok_or_else(|| {
+            PluginError::cuda("a fused refine level without ff_refine_apply (a plugin bug)")
+        })?;
+        let mut a = ClusterLaunch::new(stream, refine_apply);
+        a.ptr(&l.packed)
+            .ptr(&l.film)
+            .ptr(&l.weights)
+            .ptr(&l.ids)
+            .ptr(&set.boundary)
+            .ptr(&set.uncertainty)
+            .ptr(&set.heavy);
+        match source {
+            // L0: no detail; its f32 result kept for L1.
+            Source::Dense => a.null().ptr(l0map),
+            // L1: detail = heavy - heavy_l0; nothing kept.
+            Source::L0Map => a.ptr(&set.detail).null(),
+        };
+        a.int(c)
+            .int(h)
+            .int(w)
+            .int(l.t as i32)
+            .int(l.gw as i32)
+            .int(l.k as i32);
+        let cfg = config((l.chunks, l.k, b), l.refine_smem);
+        // SAFETY: the arguments follow `ff_refine_apply`'s parameters; the buffers are sized from
+        // the same `FfProblem` (see `launch`), `detail` and `l0map` are map-sized or null; the
+        // level was planned fused only where `fits_cluster` held (at most 8 CTAs a cluster, C at
+        // most 16 * WARPS).
+        unsafe { a.launch(cfg, l.chunks as u32) }.map_err(|e| {
+            let mut err = cuda_error(e);
+            err.message = format!(
+                "{} (launching ff_refine_apply: grid {:?} in clusters of {}, {} bytes of dynamic \
+                 shared memory)",
+                err.message, cfg.grid_dim, l.chunks, cfg.shared_mem_bytes
+            )
+            .into();
+            err
+        })
+    }
 
-    let mut a = stream.launch_builder(&fast.refine);
-    a.arg(&l.packed)
-        .arg(&l.film)
-        .arg(&l.weights)
-        .arg(&l.pre)
-        .arg(&l.stats)
-        .arg(&c)
-        .arg(&t)
-        .arg(&k);
-    // SAFETY: see `launch`; shared memory `refine_smem` (the attribute is set past 48 KiB).
-    unsafe { launch(a, config((l.chunks, l.k, b), l.refine_smem), "ff_refine")? };
+    /// `ff_refine` (the pre-norm tensor and the chunks' partials), then `ff_apply`.
+    fn split(&self, pre: &CudaSlice<f32>, stats: &CudaSlice<f32>) -> Result<(), PluginError> {
+        let Self {
+            fast,
+            stream,
+            l,
+            set,
+            source,
+            l0map,
+            dims: (b, c, h, w),
+        } = *self;
+        let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
+        let mut a = stream.launch_builder(&fast.refine);
+        a.arg(&l.packed)
+            .arg(&l.film)
+            .arg(&l.weights)
+            .arg(pre)
+            .arg(stats)
+            .arg(&c)
+            .arg(&t)
+            .arg(&k);
+        // SAFETY: see `launch`; shared memory `refine_smem` (the attribute is set past 48 KiB).
+        unsafe { launch(a, config((l.chunks, l.k, b), l.refine_smem), "ff_refine")? };
 
-    let mut a = stream.launch_builder(&fast.apply);
-    let null: u64 = 0;
-    let chunks = l.chunks as i32;
-    a.arg(&l.packed)
-        .arg(&l.film)
-        .arg(&l.weights)
-        .arg(&l.pre)
-        .arg(&l.stats)
-        .arg(&l.ids)
-        .arg(&set.boundary)
-        .arg(&set.uncertainty)
-        .arg(&set.heavy);
-    match source {
-        // L0: no detail; its f32 result kept for L1.
-        Source::Dense => a.arg(&null).arg(l0map),
-        // L1: detail = heavy - heavy_l0; nothing kept.
-        Source::L0Map => a.arg(&set.detail).arg(&null),
-    };
-    a.arg(&c)
-        .arg(&h)
-        .arg(&w)
-        .arg(&t)
-        .arg(&gw)
-        .arg(&k)
-        .arg(&chunks);
-    let blocks = (c as usize * l.t * l.t).div_ceil(THREADS as usize * APPLY_PER_THREAD);
-    // SAFETY: see `launch`; `detail` and `l0map` are buffers of the map's size or null pointers,
-    // which the kernel never writes through.
-    unsafe { launch(a, config((blocks, l.k, b), 0), "ff_apply") }
+        let mut a = stream.launch_builder(&fast.apply);
+        let null: u64 = 0;
+        let chunks = l.chunks as i32;
+        a.arg(&l.packed)
+            .arg(&l.film)
+            .arg(&l.weights)
+            .arg(pre)
+            .arg(stats)
+            .arg(&l.ids)
+            .arg(&set.boundary)
+            .arg(&set.uncertainty)
+            .arg(&set.heavy);
+        match source {
+            Source::Dense => a.arg(&null).arg(l0map),
+            Source::L0Map => a.arg(&set.detail).arg(&null),
+        };
+        a.arg(&c)
+            .arg(&h)
+            .arg(&w)
+            .arg(&t)
+            .arg(&gw)
+            .arg(&k)
+            .arg(&chunks);
+        let blocks = (c as usize * l.t * l.t).div_ceil(THREADS as usize * APPLY_PER_THREAD);
+        // SAFETY: see `launch`; `detail` and `l0map` are buffers of the map's size or null
+        // pointers, which the kernel never writes through.
+        unsafe { launch(a, config((blocks, l.k, b), 0), "ff_apply") }
+    }
 }

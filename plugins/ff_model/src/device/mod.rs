@@ -8,13 +8,18 @@
 //! layout.rs  one level's weights as the kernels read them (pointwise weights in mma fragment order)
 //! state.rs   DeviceState: module, weights, Hilbert tables, scratch, buffer sets (DRAM-cold
 //!            rotation), uploads, poisoning, downloads
-//! fast.rs    the fast path's twelve launches of one call
+//! refine.rs  how a level runs its refine block: fused (one thread-block cluster per tile) or split
+//! cluster.rs cuLaunchKernelEx with a cluster dimension (the fused refine's launch)
+//! fast.rs    the fast path's launches of one call (ten, twelve with both levels split)
 //! eager.rs   the eager path: one launch per op, the selection on the host (its ids copied in)
 //! ```
 
+mod cluster;
 mod eager;
 mod fast;
 pub mod layout;
+mod refine;
 mod state;
 
+pub use refine::Refine;
 pub use state::{DeviceOutputs, DeviceState};

@@ -3,9 +3,9 @@
 //! A [`FrameSet`] holds every buffer a call reads or writes that differs between frames (the
 //! map, the proxies, the utilities, the three outputs); [`DeviceState::rotate`] adds copies of
 //! set 0 and `run` walks them round-robin, so a batch of calls streams from DRAM. The weights,
-//! the Hilbert tables and the per-level scratch (selected ids, packed tiles, tokens, FiLM,
-//! GroupNorm partials) are shared by every set: a call writes each before it reads it, and calls
-//! are ordered on one stream.
+//! the Hilbert tables and the per-level scratch (selected ids, packed tiles, tokens, FiLM, and
+//! on a split level the pre-norm tensor and GroupNorm partials) are shared by every set: a call
+//! writes each before it reads it, and calls are ordered on one stream.
 
 use apex_plugin_api::{
     CudaHandles, PluginError,
@@ -14,7 +14,11 @@ use apex_plugin_api::{
 use apex_tile_math::hilbert;
 use cudarc::driver::{CudaFunction, CudaSlice, sys::CUfunction_attribute_enum};
 
-use super::{eager::EagerState, layout::level_words};
+use super::{
+    eager::EagerState,
+    layout::level_words,
+    refine::{LevelRefine, Refine},
+};
 use crate::{
     cpu::FastWeights,
     inputs::FfInputs,
@@ -75,9 +79,8 @@ pub struct LevelState {
     /// FiLM's hidden vector per tile, `[B, K, C]`.
     pub hidden: CudaSlice<f32>,
     pub film: CudaSlice<f32>,
-    /// The pre-norm pointwise output `[B, K, 2C, t*t]`.
-    pub pre: CudaSlice<f32>,
-    pub stats: CudaSlice<f32>,
+    /// Fused or split, with the split path's scratch.
+    pub refine: LevelRefine,
 }
 
 /// The kernels of the fast path.
@@ -92,6 +95,8 @@ pub struct FastFunctions {
     pub film_out: CudaFunction,
     pub refine: CudaFunction,
     pub apply: CudaFunction,
+    /// `ff_refine_apply` (sm_90 and later: it launches as thread-block clusters).
+    pub refine_apply: Option<CudaFunction>,
 }
 
 /// The device side of a case. `sets[0]` is the set uploads, poisoning, downloads and the first
@@ -101,6 +106,7 @@ pub struct DeviceState {
     pub storage: Storage,
     /// Frames per call.
     pub batch: usize,
+    pub channels: usize,
     pub fast: FastFunctions,
     /// The L0 level's f32 result at its tiles (`[B, C, H, W]`, only tile pixels written): the
     /// L1 level's source.
@@ -125,8 +131,8 @@ pub struct DeviceOutputs {
     pub ids_l1: Vec<i32>,
 }
 
-/// `ff_refine`'s dynamic shared memory for tiles of `t` pixels and `c` channels: the modulated
-/// rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of `CB` channels at a time) plus the
+/// A refine CTA's dynamic shared memory (`ff_refine`, `ff_refine_apply`) for tiles of `t` pixels
+/// and `c` channels: the modulated rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of `CB` channels at a time) plus the
 /// depthwise output (`CHUNK x (C + 8)` elements; for 16-bit storage a hi and a lo copy).
 pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
     let p = t * t;
@@ -222,7 +228,12 @@ impl DeviceState {
             film_out: f("ff_film_out")?,
             refine: f("ff_refine")?,
             apply: f("ff_apply")?,
+            // The source compiles the cluster kernel only for sm_90 and later.
+            refine_apply: (handles.compute_capability_major >= 9)
+                .then(|| f("ff_refine_apply"))
+                .transpose()?,
         };
+        let clusters = fast.refine_apply.is_some();
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);
         let level =
@@ -244,8 +255,7 @@ impl DeviceState {
                     tokens: zeros(b * k * c)?,
                     hidden: zeros(b * k * c)?,
                     film: zeros(b * k * 2 * c)?,
-                    pre: zeros(b * k * 2 * c * p)?,
-                    stats: zeros(b * k * chunks * 2)?,
+                    refine: LevelRefine::plan(Refine::default(), clusters, (b, c), t, k, &stream)?,
                 })
             };
         let (g0, g1) = (problem.grid_l0(), problem.grid_l1());
@@ -263,12 +273,14 @@ impl DeviceState {
         )?;
         let smem = l0.refine_smem.max(l1.refine_smem);
         if smem > 48 * 1024 {
-            fast.refine
-                .set_attribute(
-                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    smem as i32,
-                )
-                .map_err(cuda_error)?;
+            for refine in std::iter::once(&fast.refine).chain(&fast.refine_apply) {
+                refine
+                    .set_attribute(
+                        CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        smem as i32,
+                    )
+                    .map_err(cuda_error)?;
+            }
         }
         let l0map = stream
             .alloc_zeros::<f32>(problem.map_len())
@@ -293,6 +305,7 @@ impl DeviceState {
             session,
             storage,
             batch: problem.batch,
+            channels: problem.channels,
             fast,
             l0map,
             hil0,
@@ -337,6 +350,25 @@ impl DeviceState {
     /// Buffer sets in use.
     pub fn sets(&self) -> usize {
         self.sets.len()
+    }
+
+    /// Plans both levels' refine launches for `refine` (freeing or allocating the split path's
+    /// scratch); the next `run` uses them.
+    pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
+        let clusters = self.fast.refine_apply.is_some();
+        let shape = (self.batch, self.channels);
+        let stream = self.session.stream.clone();
+        for level in [&mut self.l0, &mut self.l1] {
+            // The old plan's buffers go first, so the two never coexist.
+            level.refine = LevelRefine::Fused;
+            level.refine = LevelRefine::plan(refine, clusters, shape, level.t, level.k, &stream)?;
+        }
+        Ok(())
+    }
+
+    /// Whether L0 and L1 run their refine fused.
+    pub fn fused_levels(&self) -> [bool; 2] {
+        [self.l0.refine.is_fused(), self.l1.refine.is_fused()]
     }
 
     /// Copies fresh inputs over set 0 and makes the next `run` use it.

@@ -1,0 +1,107 @@
+//! Launches with a thread-block cluster dimension. cudarc's `LaunchArgs::launch` has no cluster
+//! dimension, so [`ClusterLaunch`] calls the driver's `cuLaunchKernelEx` with a
+//! `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` attribute (through cudarc's sys bindings): the cluster
+//! size is then a launch argument, so one entry point serves every tile size.
+//!
+//! The plugin's context runs without cudarc's per-buffer event tracking (`CudaSession::attach`
+//! turns it off), so taking a buffer's raw device pointer records nothing and the launch is as
+//! capturable in a CUDA graph as the plain ones.
+
+use std::ffi::c_void;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
+    sys::{
+        CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue,
+        CUlaunchAttributeValue_union__bindgen_ty_1, CUlaunchConfig, cuLaunchKernelEx,
+    },
+};
+
+/// One kernel's arguments for a cluster launch, each kept as its bytes in an 8-byte slot (every
+/// argument of the plugin's kernels is a pointer or an `int`): the driver reads each parameter's
+/// size from its slot's address.
+pub struct ClusterLaunch<'a> {
+    stream: &'a CudaStream,
+    func: &'a CudaFunction,
+    slots: Vec<[u8; 8]>,
+}
+
+impl<'a> ClusterLaunch<'a> {
+    pub fn new(stream: &'a CudaStream, func: &'a CudaFunction) -> Self {
+        Self {
+            stream,
+            func,
+            slots: Vec::with_capacity(16),
+        }
+    }
+
+    /// A device buffer's address.
+    pub fn ptr<T>(&mut self, buffer: &CudaSlice<T>) -> &mut Self {
+        let (address, _no_event) = buffer.device_ptr(self.stream);
+        self.slots.push(address.to_ne_bytes());
+        self
+    }
+
+    /// A null pointer (an output the kernel skips).
+    pub fn null(&mut self) -> &mut Self {
+        self.slots.push(0u64.to_ne_bytes());
+        self
+    }
+
+    /// An `int`, in the first four bytes of its slot.
+    pub fn int(&mut self, value: i32) -> &mut Self {
+        let mut slot = [0u8; 8];
+        slot[..4].copy_from_slice(&value.to_ne_bytes());
+        self.slots.push(slot);
+        self
+    }
+
+    /// Enqueues the kernel on the stream with `cfg` and clusters of `cluster_x` CTAs along x
+    /// (`cfg.grid_dim.0` a multiple of it).
+    ///
+    /// # Safety
+    /// The arguments match the entry point's parameters in order and type, and every buffer
+    /// holds what the kernel indexes (as for cudarc's `LaunchArgs::launch`).
+    pub unsafe fn launch(&mut self, cfg: LaunchConfig, cluster_x: u32) -> Result<(), DriverError> {
+        self.stream.context().bind_to_thread()?;
+        let mut value = CUlaunchAttributeValue { pad: [0; 64] };
+        value.clusterDim = CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: cluster_x,
+            y: 1,
+            z: 1,
+        };
+        let mut attribute = CUlaunchAttribute {
+            id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value,
+        };
+        let config = CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        let mut params: Vec<*mut c_void> = self
+            .slots
+            .iter_mut()
+            .map(|slot| slot.as_mut_ptr().cast())
+            .collect();
+        // SAFETY: `config`, `attribute` and every slot outlive the call (the driver copies the
+        // parameters before it returns); the caller vouches for the arguments.
+        unsafe {
+            cuLaunchKernelEx(
+                &config,
+                self.func.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+    }
+}
