@@ -76,3 +76,47 @@ call2() {
   done
   cat "$OUT/table.txt"
 }
+
+cases() { # summary.json -> one line per case: id, status, p50 us, mode/cache, GB/s, % copy, figures
+  python3 - "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s.get('time_accounting') or {}
+print('status', s['status'], s['counts'], 'wall', round(t.get('wall_s', 0), 1), 'sampling %', round(t.get('sampling_pct', 0), 1))
+for k, c in sorted(s['benchmarks'].items()):
+    tp = c.get('throughput') or {}
+    h = c.get('headline'); m = (c.get('timing') or {}).get(h or '', {})
+    p50 = c.get('p50_ms')
+    figs = ' '.join('%s=%.4g' % (n, f.get('median', f.get('value', 0)) if isinstance(f, dict) else 0) for n, f in (c.get('figures') or {}).items())
+    print('%-100s %-8s %9s %s/%s fps=%s %s %s' % (k[:100], c['status'], '%.2f' % (p50 * 1e3) if p50 else '-', h, m.get('cache', '-'),
+          '%.0f' % tp['frames_per_s'] if tp.get('frames_per_s') else '-', figs[:120], (c.get('reason') or '')[:120]))
+PY
+}
+# Call 3 (issue 13): the fused refine as the plugin's default through apex-host: Nsight Compute's
+# kernel durations of one fp16 frame at B=8 and at the profile (fused), the PyTorch anchor on the
+# profile's export, then `apex-host run --backends cuda --filter 'ff_model.*'` with the anchor's
+# rows, in one call. Few files come back: logs are merged into call3.txt.
+call3() {
+  local X=$B/ff_model_gpu_check
+  for s in profile B=8; do
+    step ncu_${s//=/} 200 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 10 --launch-count 10 \
+      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      $X --only "$s" --refine fused
+    grep -E "^  ff_|gpu__time_duration|registers_per|warps_active|dram__throughput" "$OUT/ncu_${s//=/}.log" | sed 's/(int, [^)]*)//' \
+      | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - - | awk '{print $1, "dram%", $3, "us", $6/1000, "regs", $9, "warps%", $12}'
+  done
+  step ff_export 200 $B/ff_model_export --out "$OUT/ff_export"
+  mkdir -p "$OUT/anchor"; step ff_torch 360 env OUT="$OUT/anchor" python3 benches/anchors/ff_model_torch.py "$OUT/ff_export"
+  grep -E "eager|compile|reduce|parity|frames" "$OUT/ff_torch.log" | head -16
+  step ff_run 400 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir "$OUT/ff" \
+    --anchor-results "$OUT/anchor/ff_model_torch.jsonl" --format apex-x-gpu
+  tail -3 "$OUT/ff_run.log"
+  cases "$OUT/ff/summary.json" | cut -c1-260
+  grep -iE "torch" "$OUT/ff/summary.md" | head -12
+  cp "$OUT/ff/summary.json" "$OUT/ff_summary.json"; cp "$OUT/ff/summary.md" "$OUT/ff_summary.md"
+  cp "$OUT/anchor/ff_model_torch.jsonl" "$OUT/ff_torch.jsonl"
+  rm -rf "$OUT/ff" "$OUT/ff_export" "$OUT/anchor"
+  cat "$OUT"/ncu_*.log "$OUT/ff_torch.log" "$OUT/ff_export.log" "$OUT/ff_run.log" > "$OUT/call3_logs.txt"
+  rm -f "$OUT"/ncu_*.log "$OUT/ff_torch.log" "$OUT/ff_export.log" "$OUT/ff_run.log"
+  cat "$OUT/table.txt"
+}
