@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// A short protocol for smoke runs and CI (fewer samples, shorter time caps).
     #[arg(long)]
     pub quick: bool,
+    /// CUDA cases also time a batch on one buffer set, whose data can stay in L2 between calls
+    /// (nvbench's hot batch): timing mode `batch_hot`. The headline `batch` stays DRAM-cold.
+    #[arg(long)]
+    pub l2_hot: bool,
     /// Per-case wall-clock limit in seconds; a worker past it is killed [default: from config].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -164,6 +168,7 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         warmup: args.warmup,
         timeout_s: args.timeout,
         quick: args.quick,
+        l2_hot: args.l2_hot,
     };
     let filter = Filter::new(&args.filter).map_err(|e| {
         (

@@ -14,4 +14,6 @@ pub struct CliOverrides {
     pub timeout_s: Option<f64>,
     /// `--quick`: `ProtocolSettings::quick()` is the base the config layers apply to.
     pub quick: bool,
+    /// `--l2-hot`: CUDA cases also time an L2-hot batch (`ProtocolSettings::l2_hot_batch`).
+    pub l2_hot: bool,
 }

@@ -429,5 +429,14 @@ fn resolve_protocol(entries: &[&Entry], cli: &CliOverrides) -> (ProtocolSettings
             Source::Cli("--timeout"),
         ));
     }
-    protocol::apply(base, &base_source, &layers)
+    let (mut settings, mut provenance) = protocol::apply(base, &base_source, &layers);
+    if cli.l2_hot {
+        settings.l2_hot_batch = true;
+        provenance.push(Provenance {
+            key: "protocol.l2_hot_batch".into(),
+            value: "true".into(),
+            source: Source::Cli("--l2-hot"),
+        });
+    }
+    (settings, provenance)
 }

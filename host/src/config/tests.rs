@@ -194,6 +194,7 @@ fn cli_narrows_the_configured_backends_and_wins_over_protocol_keys() {
         warmup: None,
         timeout_s: Some(9.0),
         quick: true,
+        l2_hot: true,
     };
     let cases = cfg.expand(&tile_pack(), &cli).unwrap();
     assert_eq!(cases.len(), 1);
@@ -218,12 +219,17 @@ fn cli_narrows_the_configured_backends_and_wins_over_protocol_keys() {
     );
     assert!(shown.contains(&"protocol.iters=50 from --iters".to_string()));
     assert!(shown.contains(&"protocol.warmup_max_s=0.2 from the --quick profile".to_string()));
+    assert!(cases[0].protocol.l2_hot_batch);
+    assert!(shown.contains(&"protocol.l2_hot_batch=true from --l2-hot".to_string()));
 
     // The command line selects among configured cases; it never adds one.
     let cuda_only = CliOverrides {
         backends: Some(vec![Backend::Cuda]),
         ..CliOverrides::default()
     };
+    // Without --l2-hot no case asks for the hot batch.
+    let cases = cfg.expand(&tile_pack(), &cuda_only).unwrap();
+    assert!(cases.iter().all(|c| !c.protocol.l2_hot_batch));
     f.write("bench.yaml.d/20.yaml", "kernel: '*'\nbackends: [cpu]\n");
     let cfg = load_ok(&[], &f.suite());
     assert!(cfg.expand(&tile_pack(), &cuda_only).unwrap().is_empty());

@@ -4,10 +4,15 @@
 //!
 //! The host asks the plugin for `sets` copies ([`apex_plugin_api::Instance::rotate`]); a plugin
 //! that does not implement it keeps one set, and its batch figure is labelled `l2_hot` unless
-//! one call alone already moves several L2s of data.
+//! one call alone already moves several L2s of data. `run --l2-hot` adds a batch on one set
+//! ([`HOT_BATCH_MODE`]) beside the DRAM-cold one, for kernels whose inputs come from L2 in use.
 
 use serde::{Deserialize, Serialize};
 
+/// The timing mode of `run --l2-hot`: a batch on the case's one buffer set, measured before the
+/// rotation (its label is still computed by [`cache_state`]: a call that moves several L2s of
+/// data is DRAM-cold even there).
+pub const HOT_BATCH_MODE: &str = "batch_hot";
 /// The working set of a DRAM-cold batch, in multiples of the L2 size.
 pub const COLD_WORKING_SET_L2S: u64 = 3;
 /// At most this many sets (a tiny kernel would otherwise ask for thousands).

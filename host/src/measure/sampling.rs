@@ -171,6 +171,7 @@ mod tests {
             stopping: StoppingRule::Fixed { iters: 5 },
             timeout_s: 1.0,
             processes: 1,
+            l2_hot_batch: false,
         };
         let s = sample(
             &mut FakeTimer {
@@ -196,6 +197,7 @@ mod tests {
             stopping: StoppingRule::Fixed { iters: 3 },
             timeout_s: 1.0,
             processes: 1,
+            l2_hot_batch: false,
         };
         let mut work = Count(0);
         let s = sample(
@@ -224,6 +226,7 @@ mod tests {
             },
             timeout_s: 1.0,
             processes: 1,
+            l2_hot_batch: false,
         };
         let s = sample(
             &mut FakeTimer {

@@ -33,6 +33,11 @@ pub struct ProtocolSettings {
     /// CUDA cases use one process.
     #[serde(default = "one")]
     pub processes: u32,
+    /// CUDA: also time a batch on the case's one buffer set, whose data can stay in L2 between
+    /// calls (nvbench's hot batch), as the extra timing mode `batch_hot`; the headline `batch`
+    /// stays DRAM-cold. Set by `run --l2-hot`.
+    #[serde(default)]
+    pub l2_hot_batch: bool,
 }
 
 fn one() -> u32 {
@@ -52,6 +57,7 @@ impl Default for ProtocolSettings {
             },
             timeout_s: 120.0,
             processes: 3,
+            l2_hot_batch: false,
         }
     }
 }
@@ -70,6 +76,7 @@ impl ProtocolSettings {
             },
             timeout_s: 60.0,
             processes: 3,
+            l2_hot_batch: false,
         }
     }
 }

@@ -15,6 +15,7 @@ use super::fmt::{NA, err, ms, opt_ms, opt_pct, opt_sig, pct_of_ratio, si, sig};
 use super::param_columns::ParamColumns;
 use super::table::Table;
 use super::throughput::unit_rate;
+use crate::measure::rotation::HOT_BATCH_MODE;
 use crate::model::{CaseResult, CaseStatus, RunSummary};
 
 /// The whole of `summary.md`. `regressions` is a Markdown block from the baseline comparison.
@@ -226,7 +227,15 @@ fn modes_section(s: &RunSummary, md: &mut String) {
          back-to-back calls (from a CUDA graph where marked); `dram_cold` when they rotated over \
          ≥ 3 × L2 of buffer sets, `l2_hot` when the working set could stay in L2.\n\n",
     );
-    let mut t = Table::new(&[
+    let hot = cases.iter().any(|c| c.timing.contains_key(HOT_BATCH_MODE));
+    if hot {
+        md.push_str(
+            "batch_hot (`run --l2-hot`): back-to-back calls on the case's one buffer set, whose \
+             data can stay in L2 between calls (nvbench's hot batch); its cache column says \
+             whether it did.\n\n",
+        );
+    }
+    let mut headers = vec![
         "case",
         "status",
         ">cold p50 ms",
@@ -240,7 +249,11 @@ fn modes_section(s: &RunSummary, md: &mut String) {
         ">calls/sample",
         "graph",
         ">cold ÷ batch",
-    ]);
+    ];
+    if hot {
+        headers.extend([">batch_hot p50 ms", "batch_hot cache"]);
+    }
+    let mut t = Table::new(&headers);
     for c in cases {
         let cold = c.timing.get("cold").map(|m| &m.stats);
         let batch = c.timing.get("batch");
@@ -250,7 +263,7 @@ fn modes_section(s: &RunSummary, md: &mut String) {
             }
             _ => NA.into(),
         };
-        t.row(vec![
+        let mut row = vec![
             c.id.clone(),
             c.status.as_str().into(),
             opt_ms(cold.map(|s| s.p50_ms)),
@@ -266,7 +279,13 @@ fn modes_section(s: &RunSummary, md: &mut String) {
             batch.map_or_else(|| NA.into(), |m| m.calls_per_sample.to_string()),
             batch.map_or_else(|| NA.into(), |m| if m.graph { "yes" } else { "no" }.into()),
             ratio,
-        ]);
+        ];
+        if hot {
+            let h = c.timing.get(HOT_BATCH_MODE);
+            row.push(opt_ms(h.map(|m| m.stats.p50_ms)));
+            row.push(h.and_then(|m| m.cache.clone()).unwrap_or_else(|| NA.into()));
+        }
+        t.row(row);
     }
     md.push_str(&t.markdown());
     md.push('\n');

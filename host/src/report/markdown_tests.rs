@@ -122,3 +122,27 @@ fn a_regressions_block_with_its_own_heading_is_not_given_a_second_one() {
     let md = render_summary_markdown(&sample_summary(), Some("## Regressions\n\nnone\n"));
     assert_eq!(md.matches("## Regressions").count(), 1);
 }
+
+#[test]
+fn the_hot_batch_gets_its_columns_only_when_a_case_has_it() {
+    let plain = render_summary_markdown(&sample_summary(), None);
+    assert!(!plain.contains("batch_hot"), "{plain}");
+
+    let mut case = measured_case("tile_ops.tile_pack", "cuda", 0.05, 0.01);
+    let mut hot = case.timing["batch"].clone();
+    hot.stats = crate::report::test_support::stats(0.02, 0.01);
+    hot.cache = Some("l2_hot".into());
+    hot.buffer_sets = Some(1);
+    case.timing.insert(HOT_BATCH_MODE.into(), hot);
+    let md = render_summary_markdown(&summary_of(vec![case]), None);
+    let modes = &md[md.find("## Timing modes").unwrap()..md.find("## Resource use").unwrap()];
+    assert!(
+        modes.contains("batch_hot p50 ms") && modes.contains("batch_hot cache"),
+        "{modes}"
+    );
+    let row = modes
+        .lines()
+        .find(|l| l.starts_with("| tile_ops.tile_pack"))
+        .unwrap();
+    assert!(row.ends_with("| 0.02000 | l2_hot |"), "{row}");
+}
