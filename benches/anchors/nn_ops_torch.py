@@ -23,8 +23,12 @@ OUT is set, for `apex-host run --anchor-results FILE`. The copy line is a row of
 which matches no case (apex-host measures its own with `calibrate`). torch.compile compiles per shape (dynamic=False),
 so it runs on the LLM grid and a few seed shapes only; budget about 4 minutes on an H100.
 
-Run on the GPU machine: `python benches/anchors/nn_ops_torch.py [--quick] [--only TEXT]` (`--only`:
-just the cases whose kernel id contains TEXT, e.g. `--only layer_norm`; the copy line always runs).
+Run on the GPU machine: `python benches/anchors/nn_ops_torch.py [--quick] [--only TEXT] [--seed-small]
+[--l2-hot]` (`--only`: just the cases whose kernel id contains TEXT, e.g. `--only layer_norm`; the
+copy line always runs; `--seed-small`: only the seed's 2 M-element shapes (16 x 256 x 512, 4096 x
+512 logits), eager and compiled in both precisions; `--l2-hot`: one buffer set, so a working set
+smaller than the L2 stays there between calls, the counterpart of `apex-host run --l2-hot`'s
+`batch_hot` mode; its rows say `cache: l2_hot`).
 """
 import json
 import os
@@ -44,6 +48,8 @@ DEVICE = props.name
 CALLS = 20
 QUICK = "--quick" in sys.argv
 ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+SEED_SMALL = "--seed-small" in sys.argv
+L2_HOT = "--l2-hot" in sys.argv
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 rows_out = []
 out_path = os.path.join(os.environ["OUT"], "nn_ops_torch.jsonl") if os.environ.get("OUT") else None
@@ -102,7 +108,7 @@ def run_case(kernel, params, precision, make, fn, nbytes, compile_too):
         return
     base = make()
     per_set = sum(t.numel() * t.element_size() for t in base if torch.is_tensor(t))
-    n = sets_for(per_set)
+    n = 1 if L2_HOT else sets_for(per_set)
     sets = [base] + [tuple(t.clone() if torch.is_tensor(t) else t for t in base) for _ in range(n - 1)]
     impls = [("torch_eager", fn)]
     if compile_too:
@@ -193,7 +199,7 @@ copy_line()
 precisions = ["bf16"] if QUICK else ["bf16", "fp32"]
 # LLM grid: 8,192 tokens x hidden 512 ... 8,192. torch.compile on every bf16 case and on a few fp32
 # ones (each shape compiles once, several seconds); eager everywhere.
-for p in precisions:
+for p in [] if SEED_SMALL else precisions:
     bf = p == "bf16"
     for d in ([1024, 4096] if QUICK else [512, 1024, 2048, 4096, 8192]):
         layer_norm(1, 8192, d, p, bf or d in (1024, 8192))
@@ -205,15 +211,18 @@ for p in precisions:
     for v in [32768, 131072, 262144]:
         for grad in [False, True]:
             cross_entropy(4096, v, grad, p, bf or v == 32768)
-# The seed's shapes: the 2 M-element one with compile (bf16), a few more eager only.
+# The seed's shapes: the 2 M-element one with compile (bf16; both with --seed-small), a few more
+# eager only.
 for p in precisions:
-    for (b, s, d) in [(16, 256, 512), (16, 256, 8), (128, 2048, 512), (64, 1024, 64)]:
-        c = p == "bf16" and (b, s, d) == (16, 256, 512)
+    seed_shapes = [(16, 256, 512)] if SEED_SMALL else [(16, 256, 512), (16, 256, 8), (128, 2048, 512), (64, 1024, 64)]
+    for (b, s, d) in seed_shapes:
+        c = (p == "bf16" or SEED_SMALL) and (b, s, d) == (16, 256, 512)
         layer_norm(b, s, d, p, c)
         elementwise("nn_ops.gelu", b, s, d, p, c)
         elementwise("nn_ops.swish", b, s, d, p, c)
         mse(b, s, d, p, c)
-    cross_entropy(4096, 512, False, p, p == "bf16")
-    cross_entropy(262144, 512, False, p, False)
+    cross_entropy(4096, 512, False, p, p == "bf16" or SEED_SMALL)
+    if not SEED_SMALL:
+        cross_entropy(262144, 512, False, p, False)
 # Not an anchor row: on stderr, so stdout stays one schema line per case.
 print(json.dumps(dict(done=True, cases=len(rows_out), seconds=round(time.time() - t_start, 1))), file=sys.stderr, flush=True)

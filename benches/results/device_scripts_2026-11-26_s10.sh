@@ -120,3 +120,40 @@ call3() {
   rm -f "$OUT"/ncu_*.log "$OUT/ff_torch.log" "$OUT/ff_export.log" "$OUT/ff_run.log"
   cat "$OUT/table.txt"
 }
+
+# The hot and cold batch figures of a run (summary.json).
+hot_cold() {
+  python3 - "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print('status', s['status'], s['counts'])
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('timing') or {}
+    f = lambda m: ('%.2f %s' % (t[m]['stats']['p50_ms'] * 1e3, t[m].get('cache'))) if m in t else '-'
+    print('%-95s %-8s batch %-18s batch_hot %-18s cold %s' % (k[:95], c['status'], f('batch'), f('batch_hot'), f('cold')))
+PY
+}
+# Call 4 (issue 14): the seed's 2 M-element shapes (16 x 256 x 512; 4096 x 512 logits), fp32 and
+# bf16, through apex-host with `--l2-hot` (batch_hot beside the DRAM-cold batch), then the torch
+# anchor on the same shapes DRAM-cold and L2-hot (`--seed-small [--l2-hot]`), one call.
+call4() {
+  step small_run 300 $HOST run --no-build --backends cuda --l2-hot \
+    --filter 'nn_ops.*/cuda/*/*batch=16,dim=512,*seq=256' --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512' \
+    --output-dir "$OUT/small"
+  tail -2 "$OUT/small_run.log"
+  hot_cold "$OUT/small/summary.json"
+  cp "$OUT/small/summary.json" "$OUT/small_summary.json"; rm -rf "$OUT/small"
+  step torch_small_cold 300 python benches/anchors/nn_ops_torch.py --seed-small
+  step torch_small_hot 300 python benches/anchors/nn_ops_torch.py --seed-small --l2-hot
+  for f in cold hot; do
+    echo "== torch $f"
+    grep -hE '^\{' "$OUT/torch_small_$f.log" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r.get("kernel", "copy") == "copy": continue
+    print(r["kernel"], r["precision"], r["params"], r["impl"], "%.2f" % r["us_per_call"] if r.get("us_per_call") else r.get("error"), r.get("cache"))
+'
+  done
+  cat "$OUT/table.txt"
+}
