@@ -30,7 +30,10 @@ use apex_plugin_api::{
 use apex_plugin_nn_ops::{
     case::OpKernel,
     harness::{check, describe, params, request},
-    ops::{CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, layer_norm::tuning::Schedule},
+    ops::{
+        CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, cross_entropy::tuning::GradPlan,
+        layer_norm::tuning::Schedule,
+    },
     self_check::{self, Variant},
 };
 use cudarc::driver::{
@@ -156,11 +159,12 @@ fn dry_run() -> ExitCode {
         match program {
             Ok(prog) => {
                 println!(
-                    "profile {name} {precision} {}{}: grid {} x block {}, scratch {} words, {} blocks per row",
+                    "profile {name} {precision} {}{}: grid {} x block {}, {} B dynamic shared memory, scratch {} words, {} blocks per row",
                     describe(&overrides),
                     variant.suffix(),
                     prog.config.grid_dim.0,
                     prog.config.block_dim.0,
+                    prog.config.shared_mem_bytes,
                     prog.scratch_words,
                     prog.co_resident_blocks
                 );
@@ -267,12 +271,20 @@ fn profiles() -> Vec<Profile> {
             ));
         }
         for vocab in [32_768, 131_072, 262_144] {
-            for (grad, label, variant) in [
+            // The forward, then the forward + gradient under the default plan and, for
+            // comparison, every other plan of `tuning::GradPlan` (resident, shared memory at
+            // each slice budget).
+            let grad_variants = GradPlan::ALL
+                .into_iter()
+                .filter(|&p| p != GradPlan::DEFAULT)
+                .map(|p| (true, "cross_entropy+grad", Variant::Grad(p)));
+            let variants = [
                 (false, "cross_entropy", Variant::Default),
                 (true, "cross_entropy+grad", Variant::Default),
-                // The resident forward + gradient plan, for comparison (`tuning`).
-                (true, "cross_entropy+grad", Variant::ResidentGrad),
-            ] {
+            ]
+            .into_iter()
+            .chain(grad_variants);
+            for (grad, label, variant) in variants {
                 out.push((
                     label,
                     Box::new(OpKernel::<CrossEntropy>::default()),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use apex_plugin_api::PluginError;
 use apex_plugin_api::cuda::{CudaSession, cuda_error};
+use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, sys};
 
 use crate::{
@@ -58,12 +59,20 @@ const ROTATE_RESERVE_BYTES: usize = 1 << 30;
 impl DeviceState {
     /// The device facts a program may depend on.
     pub fn facts(session: &CudaSession) -> Result<DeviceFacts, PluginError> {
-        let sms = session
-            .ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map_err(cuda_error)?;
+        use sys::CUdevice_attribute as A;
+        let get = |attribute| -> Result<usize, PluginError> {
+            let v = session.ctx.attribute(attribute).map_err(cuda_error)?;
+            Ok(usize::try_from(v).unwrap_or(0))
+        };
         Ok(DeviceFacts {
-            sm_count: usize::try_from(sms).unwrap_or(1).max(1),
+            sm_count: get(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1),
+            compute_capability: (
+                session.handles.compute_capability_major,
+                session.handles.compute_capability_minor,
+            ),
+            smem_per_sm: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+            smem_per_block_optin: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            threads_per_sm: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?.max(1),
         })
     }
 
@@ -77,9 +86,23 @@ impl DeviceState {
         let module = session.compile(program.name, &program.source)?;
         let function = session.function(&module, program.function)?;
         let mut config = program.config;
+        // Dynamic shared memory is opted into at its size: beyond 48 KiB per block with the
+        // static arrays the launch fails without it.
+        if config.shared_mem_bytes > 0 {
+            function
+                .set_attribute(
+                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    i32::try_from(config.shared_mem_bytes).unwrap_or(i32::MAX),
+                )
+                .map_err(cuda_error)?;
+        }
         if program.grid_stride {
             let per_sm = function
-                .occupancy_max_active_blocks_per_multiprocessor(config.block_dim.0, 0, None)
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    config.block_dim.0,
+                    config.shared_mem_bytes as usize,
+                    None,
+                )
                 .map_err(cuda_error)?;
             let resident = Self::facts(&session)?.sm_count as u32 * per_sm.max(1);
             config.grid_dim.0 = config.grid_dim.0.min(resident).max(1);

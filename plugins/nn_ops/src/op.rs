@@ -53,8 +53,9 @@ impl<T: Element> Outputs<T> {
 /// The poison of scalar outputs (see [`Outputs::poisoned`]).
 pub const SCALAR_POISON: f32 = f32::INFINITY;
 
-/// A specialised CUDA program: one kernel, its grid, and the zeroed `u32` scratch words it needs
-/// (counters that the kernel resets itself, per-block partials).
+/// A specialised CUDA program: one kernel, its launch (grid, block, dynamic shared memory), and
+/// the zeroed `u32` scratch words it needs (counters that the kernel resets itself, per-block
+/// partials).
 #[derive(Debug, Clone)]
 pub struct CudaProgram {
     pub name: &'static str,
@@ -75,11 +76,27 @@ pub struct CudaProgram {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceFacts {
     pub sm_count: usize,
+    /// Compute capability `(major, minor)`: the architecture NVRTC compiles for.
+    pub compute_capability: (u32, u32),
+    /// Shared memory of one SM, bytes (all its resident blocks together, with the 1 KiB the
+    /// driver reserves per block).
+    pub smem_per_sm: usize,
+    /// Most shared memory one block may opt into, static and dynamic together, bytes.
+    pub smem_per_block_optin: usize,
+    /// Most resident threads per SM.
+    pub threads_per_sm: usize,
 }
 
 impl DeviceFacts {
-    /// What unit tests and compile checks assume (an H100 SXM).
-    pub const H100: DeviceFacts = DeviceFacts { sm_count: 132 };
+    /// What unit tests and compile checks assume (an H100 SXM: sm_90, 228 KiB of shared memory
+    /// per SM, 227 KiB per block).
+    pub const H100: DeviceFacts = DeviceFacts {
+        sm_count: 132,
+        compute_capability: (9, 0),
+        smem_per_sm: 228 * 1024,
+        smem_per_block_optin: 227 * 1024,
+        threads_per_sm: 2048,
+    };
 }
 
 /// The descriptor every op starts from: CPU and CUDA, fp32/fp16/bf16, graph-capturable (every

@@ -10,7 +10,8 @@
 //!
 //! Every thread moves vectors of `VEC` elements (16 bytes where the row length allows it) and
 //! holds `NV` of them; `resident` plans keep the whole slice in registers (one DRAM read, one
-//! write), `streaming` plans loop over the row (cross-entropy forward keeps nothing).
+//! write), `streaming` plans loop over the row (cross-entropy forward keeps nothing), and
+//! `shared_slices` plans size each block's slice for a copy in shared memory.
 
 use apex_plugin_api::{PluginError, Precision};
 
@@ -184,6 +185,28 @@ impl RowPlan {
         Self::with_slices(rows, cols, vec, split, 512, usize::MAX, NV_TARGET)
     }
 
+    /// A streaming plan for kernels that hold their block's row data in shared memory: rows
+    /// longer than `slice_bytes` are split over `ceil(bytes / slice_bytes)` blocks (at most
+    /// [`MAX_SPLIT`]; past that the slices grow). The split is not rounded to a power of two as
+    /// in [`RowPlan::streaming_reread`], so each budget gives its own slices (bf16 vocab 262,144:
+    /// 48 KiB gives 11 slices of 46.5 KiB, where a power of two would give 16 of 32 KiB).
+    /// `None` when a row is not a whole number of 16-byte vectors: the bulk copies that fill
+    /// shared memory move 16-byte units between 16-byte-aligned addresses.
+    pub fn shared_slices(
+        rows: usize,
+        cols: usize,
+        precision: Precision,
+        slice_bytes: usize,
+    ) -> Result<Option<Self>, PluginError> {
+        let vec = vec_elems(precision, cols);
+        if vec * precision.size_bytes() != 16 {
+            return Ok(None);
+        }
+        let bytes = cols * precision.size_bytes();
+        let split = bytes.div_ceil(slice_bytes.max(1)).min(MAX_SPLIT);
+        Self::with_slices(rows, cols, vec, split, 512, usize::MAX, NV_TARGET).map(Some)
+    }
+
     fn with_slices(
         rows: usize,
         cols: usize,
@@ -227,8 +250,22 @@ impl RowPlan {
         })
     }
 
-    /// The `#define`s every row kernel reads.
+    /// Bytes of row data one block covers: its rows (`rows_per_block` whole rows when
+    /// `split == 1`, consecutive in memory) or its row slice, at `elem_bytes` per element.
+    pub fn block_bytes(&self, elem_bytes: usize) -> usize {
+        self.rows_per_block * self.slice_vectors() * self.vec * elem_bytes
+    }
+
+    /// The `#define`s every row kernel reads, with launch bounds for the register budget of
+    /// two 512-thread blocks per SM (`MIN_BLOCKS`, see [`RESIDENT_MAX_TPR`]).
     pub fn defines(&self) -> Vec<(&'static str, usize)> {
+        self.defines_at(MAX_BLOCK / self.block)
+    }
+
+    /// [`RowPlan::defines`] for a kernel that expects `blocks_per_sm` blocks per SM (a limit set
+    /// by something other than registers, such as shared memory): ptxas then keeps every thread
+    /// within `65536 / (blocks_per_sm * block)` registers.
+    pub fn defines_at(&self, blocks_per_sm: usize) -> Vec<(&'static str, usize)> {
         vec![
             ("ROWS", self.rows),
             ("COLS", self.cols),
@@ -241,7 +278,7 @@ impl RowPlan {
             ("BLOCK", self.block),
             ("RPB", self.rows_per_block),
             ("GRID", self.grid),
-            ("MIN_BLOCKS", MAX_BLOCK / self.block),
+            ("MIN_BLOCKS", blocks_per_sm.max(1)),
         ]
     }
 }
@@ -405,6 +442,65 @@ mod tests {
             let slice_bytes = p.slice_vectors() * p.vec * precision.size_bytes();
             assert!(slice_bytes <= REREAD_SLICE_BYTES, "{cols} {precision}");
             assert!(p.slice_vectors() * p.split >= p.row_vectors());
+        }
+    }
+
+    #[test]
+    fn shared_slice_plans_split_by_their_budget_and_take_whole_16_byte_vectors_only() {
+        const KIB: usize = 1024;
+        for (cols, precision, budget, split) in [
+            (32_768, Bf16, 64, 1),
+            (32_768, Bf16, 48, 2),
+            (32_768, Fp32, 96, 2),
+            (32_768, Fp32, 48, 3),
+            (131_072, Bf16, 96, 3),
+            (262_144, Bf16, 48, 11),
+            (262_144, Bf16, 64, 8),
+            (262_144, Bf16, 96, 6),
+            (262_144, Fp32, 32, 32),
+            (262_144, Fp32, 96, 11),
+        ] {
+            let p = RowPlan::shared_slices(4096, cols, precision, budget * KIB)
+                .unwrap()
+                .unwrap();
+            assert_eq!(p.split, split, "{cols} {precision} {budget} KiB");
+            assert!(
+                p.block_bytes(precision.size_bytes()) <= budget * KIB,
+                "{p:?}"
+            );
+        }
+        // Rows of whole 16-byte vectors, at any length: every element covered once, and a block
+        // holds at most its budget (whole short rows: at most 1,024 vectors of 256 threads),
+        // unless MAX_SPLIT slices cannot hold the row.
+        for precision in [Fp32, Fp16, Bf16] {
+            for cols in [
+                8, 16, 512, 1024, 4096, 32_768, 65_536, 131_072, 262_144, 2_000_000,
+            ] {
+                for budget in [32 * KIB, 64 * KIB] {
+                    let Some(p) = RowPlan::shared_slices(3, cols, precision, budget).unwrap()
+                    else {
+                        assert_ne!((cols * precision.size_bytes()) % 16, 0);
+                        continue;
+                    };
+                    assert_eq!(p.vec * precision.size_bytes(), 16, "{p:?}");
+                    assert!(p.split * p.tpr * p.nv >= p.row_vectors(), "{p:?}");
+                    assert!(p.slice_vectors() <= p.tpr * p.nv, "{p:?}");
+                    // No empty last slice.
+                    assert!((p.split - 1) * p.slice_vectors() < p.row_vectors(), "{p:?}");
+                    assert!(
+                        p.block_bytes(precision.size_bytes()) <= budget.max(16 * KIB)
+                            || p.split == MAX_SPLIT,
+                        "{p:?}"
+                    );
+                }
+            }
+        }
+        for (cols, precision) in [(1, Fp32), (7, Bf16), (6, Fp32), (8193, Fp16), (4, Bf16)] {
+            assert_eq!(
+                RowPlan::shared_slices(3, cols, precision, 64 * KIB).unwrap(),
+                None,
+                "{cols} {precision}"
+            );
         }
     }
 

@@ -9,7 +9,7 @@ use apex_plugin_api::{
 };
 
 use crate::ops::{
-    cross_entropy::tuning::with_resident_grad,
+    cross_entropy::tuning::{GradPlan, with_grad_plan},
     layer_norm::tuning::{Schedule, with_schedule},
 };
 use crate::{
@@ -121,8 +121,8 @@ pub fn cases() -> Vec<(Box<dyn Kernel>, Overrides)> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
     Default,
-    /// Cross-entropy's resident forward + gradient plan.
-    ResidentGrad,
+    /// A cross-entropy forward + gradient plan.
+    Grad(GradPlan),
     /// A LayerNorm work schedule.
     LayerNorm(Schedule),
 }
@@ -132,7 +132,7 @@ impl Variant {
     pub fn apply<R>(self, f: impl FnOnce() -> R) -> R {
         match self {
             Self::Default => f(),
-            Self::ResidentGrad => with_resident_grad(true, f),
+            Self::Grad(plan) => with_grad_plan(plan, f),
             Self::LayerNorm(schedule) => with_schedule(schedule, f),
         }
     }
@@ -141,15 +141,16 @@ impl Variant {
     pub fn suffix(self) -> String {
         match self {
             Self::Default => String::new(),
-            Self::ResidentGrad => " plan=resident".into(),
+            Self::Grad(plan) => format!(" plan={plan}"),
             Self::LayerNorm(schedule) => format!(" schedule={}", schedule.name()),
         }
     }
 }
 
-/// Every case with the plans it runs under: cross-entropy with the gradient on the streaming
-/// plan (the default) and the resident one; LayerNorm under each of its schedules; the rest
-/// once.
+/// Every case with the plans it runs under: cross-entropy with the gradient under its default
+/// plan and every other [`GradPlan`] (the shared-memory plan at each slice budget; a case whose
+/// rows the shared-memory plan does not take runs the reread plan under that name); LayerNorm
+/// under each of its schedules; the rest once.
 fn with_variants(
     cases: Vec<(Box<dyn Kernel>, Overrides)>,
 ) -> Vec<(Box<dyn Kernel>, Overrides, Variant)> {
@@ -159,11 +160,16 @@ fn with_variants(
             .iter()
             .any(|(k, v)| *k == "grad" && *v == ParamValue::Bool(true));
         if grad {
-            out.push((
-                Box::new(OpKernel::<CrossEntropy>::default()) as Box<dyn Kernel>,
-                overrides.clone(),
-                Variant::ResidentGrad,
-            ));
+            for plan in GradPlan::ALL
+                .into_iter()
+                .filter(|&p| p != GradPlan::DEFAULT)
+            {
+                out.push((
+                    Box::new(OpKernel::<CrossEntropy>::default()) as Box<dyn Kernel>,
+                    overrides.clone(),
+                    Variant::Grad(plan),
+                ));
+            }
         }
         if kernel.descriptor().id.as_str() == "nn_ops.layer_norm" {
             // Every schedule by name (the default picks one of them by row length).

@@ -3,8 +3,8 @@
 // give NaN, as PyTorch's mean does). With GRAD, the same pass also writes the gradient of that
 // mean with respect to the logits: (softmax - onehot) / n_valid on counted rows, 0 on ignored
 // rows. fp32 math, log2-domain exponentials (ex2). One launch.
-// Expects the RowPlan defines (ROWS COLS VEC CV SLICE_V TPR NV SPLIT BLOCK RPB GRID), GRAD,
-// UNROLL, and for GRAD=1 COUNTERS and RESIDENT.
+// Expects the RowPlan defines (ROWS COLS VEC CV SLICE_V TPR NV SPLIT BLOCK RPB GRID MIN_BLOCKS),
+// GRAD, UNROLL, and for GRAD=1 COUNTERS, RESIDENT and SMEM (with SMEM=1: CHUNK_V and CHUNKS).
 //
 // Forward (GRAD=0): a streaming plan. Each group of TPR threads walks its row UNROLL vectors at a
 // time with an online softmax (max and rescaled sum per chunk, one exponential per element),
@@ -13,7 +13,7 @@
 // Forward + gradient (GRAD=1) needs n_valid, a count over *all* targets, before any block can
 // write: the first COUNTERS work tickets count a share of the targets each and publish it
 // (W_NVALID, W_COUNTED); every block computes its rows' statistics first and only then waits for
-// the count, so the wait is hidden. Two plans:
+// the count, so the wait is hidden. Three plans:
 //   RESIDENT=1: the slice stays in registers (NV raw vectors per thread) between the statistics
 //     and the gradient, so the logits are read once. Rows longer than one block (SPLIT > 1)
 //     exchange their slices' (max, sum) like LayerNorm's split rows.
@@ -22,6 +22,16 @@
 //     and is at most 64 KiB (longer rows are split over blocks that exchange (max, sum) as
 //     above), so the second read comes from L2: DRAM still sees one read and one write, and the
 //     kernel keeps the streaming plan's occupancy instead of 64 registers of row per thread.
+//   SMEM=1 (sm_90): the reread plan's walks over a copy of the block's data in shared memory
+//     (dynamic, CHUNKS * CHUNK_V 16-byte vectors at most): its row slice, or its RPB whole rows,
+//     which are consecutive in memory when a row fits one block. Right after its ticket one
+//     thread starts CHUNKS TMA bulk copies (cp.async.bulk, 16 KiB each), each completing its own
+//     mbarrier; a thread waits for a copy before its first vector in it, so the statistics start
+//     on the first copy while the others land. The logits are read from DRAM once and never from
+//     L2 again, and no registers hold the row: shared memory sets the occupancy (MIN_BLOCKS:
+//     three 512-thread blocks per H100 SM with 64 KiB slices). Each thread walks its vectors in
+//     the reread plan's chunks with the same arithmetic, so where both plans split a row alike
+//     (64 KiB slices, a row of a power-of-two number of them) they compute the same bits.
 //
 // The loss: each work item stores the sum and the count of its rows' losses (in slot `work`, so
 // the order is fixed), and the block that finishes last sums them in f64 and writes
@@ -36,6 +46,54 @@
 #define P_STATS (W_ARRAYS + 2 * GRID + ROWS)
 
 __device__ __forceinline__ bool is_class(long long t) { return t >= 0 && t < (long long)COLS; }
+
+#if GRAD && SMEM
+#if __CUDA_ARCH__ < 900
+#error "SMEM=1 fills shared memory with TMA bulk copies (sm_90 and later); older devices get the reread plan"
+#endif
+__device__ __forceinline__ unsigned int smem_addr(const void* p) {
+    return (unsigned int)__cvta_generic_to_shared(p);
+}
+
+// An mbarrier that completes its phase 0 with one arrival and the bytes of the copies it expects.
+__device__ __forceinline__ void barrier_init(unsigned long long* bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory to this
+// block's shared memory; `bar` completes when they have landed. One thread per barrier.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned int bytes,
+                                          unsigned long long* bar) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+}
+
+// One 16-byte vector of shared memory. A volatile asm load, so that each walk reads shared memory
+// again instead of the compiler keeping an earlier walk's vectors live in registers.
+__device__ __forceinline__ Raw shared_vec(const Raw* p) {
+    Raw r;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "r"(smem_addr(p)));
+    return r;
+}
+
+// Waits until `bar`'s phase 0 has completed; its copies' data is then visible to this thread.
+__device__ __forceinline__ void barrier_wait(unsigned long long* bar) {
+    unsigned int done;
+    do {
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}"
+            : "=r"(done)
+            : "r"(smem_addr(bar))
+            : "memory");
+    } while (!done);
+}
+#endif
 
 // Merges (m_b, s_b) into (m, s): s is a sum of e^(x - m).
 __device__ __forceinline__ void merge_stats(float& m, float& s, float m_b, float s_b) {
@@ -56,8 +114,43 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
     __shared__ float s_stat[2];
     const unsigned int tid = threadIdx.x;
     const unsigned int group = tid / TPR, lane = tid % TPR;
+#if GRAD && SMEM
+    extern __shared__ Raw s_data[];
+    __shared__ unsigned long long s_bar[CHUNKS];
+    if (tid == 0) {
+        for (unsigned int c = 0; c < CHUNKS; ++c) barrier_init(&s_bar[c]);
+        // The initialized barriers must be visible to the copies (the async proxy); the ticket's
+        // __syncthreads makes them visible to the other threads.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+#endif
 #if GRAD
     const unsigned int work = take_ticket(scratch, &s_ticket);
+#else
+    const unsigned int work = blockIdx.x;
+#endif
+    const unsigned int row = (work / SPLIT) * RPB + group;
+    const unsigned int rank = work % SPLIT;
+    const bool row_ok = row < ROWS;
+    const size_t base = (size_t)row * COLS;
+    const unsigned int v0 = rank * SLICE_V;
+    const unsigned int v_end = v0 + SLICE_V < CV ? v0 + SLICE_V : CV;
+#if GRAD && SMEM
+    // The block's data: this row's slice (SPLIT > 1, one row per block), or rows [first, first +
+    // RPB) cut at ROWS, consecutive in memory; group g's slice starts at s_data[g * SLICE_V].
+    // Started before the target count below, so the copies overlap it.
+    if (tid == 0) {
+        const unsigned int first = (work / SPLIT) * RPB;
+        const unsigned int held =
+            SPLIT > 1 ? (v_end > v0 ? v_end - v0 : 0u) : (ROWS - first < RPB ? ROWS - first : RPB) * CV;
+        const Raw* src = reinterpret_cast<const Raw*>(logits) + (size_t)first * CV + v0;
+        for (unsigned int c = 0; c * CHUNK_V < held; ++c) {
+            const unsigned int n = held - c * CHUNK_V < CHUNK_V ? held - c * CHUNK_V : CHUNK_V;
+            bulk_load(s_data + c * CHUNK_V, src + c * CHUNK_V, n * 16u, &s_bar[c]);
+        }
+    }
+#endif
+#if GRAD
     if (work < COUNTERS) {
         // This block counts the targets of rows [lo, hi) and publishes the count.
         const unsigned int per = (ROWS + COUNTERS - 1) / COUNTERS;
@@ -72,15 +165,7 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
             atomicAdd(scratch + W_COUNTED, 1u);
         }
     }
-#else
-    const unsigned int work = blockIdx.x;
 #endif
-    const unsigned int row = (work / SPLIT) * RPB + group;
-    const unsigned int rank = work % SPLIT;
-    const bool row_ok = row < ROWS;
-    const size_t base = (size_t)row * COLS;
-    const unsigned int v0 = rank * SLICE_V;
-    const unsigned int v_end = v0 + SLICE_V < CV ? v0 + SLICE_V : CV;
     const long long t = row_ok ? targets[row] : -1;
     const bool counted = row_ok && is_class(t);
 
@@ -108,6 +193,46 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
             unpack_f32(r[j], f);
 #pragma unroll
             for (int i = 0; i < VEC; ++i) s += ex2(fmaf(f[i], LOG2E, -ml));
+        }
+    }
+#elif GRAD && SMEM
+    // Vector k of this thread's slice (k < v_end - v0) is s_data[group * SLICE_V + k] once its
+    // copy has landed; a thread's k only grow, so `landed` counts the copies it has waited for.
+    // The same chunks of UNROLL vectors as the streaming walk below, so the same sums; each
+    // vector is read from shared memory for the max and again for the sum instead of held in
+    // registers (the plan's occupancy leaves 32 to 48 registers per thread), and vectors past
+    // the slice are skipped where the walk pads with -inf (no effect on a max or a sum).
+    unsigned int landed = 0;
+    for (unsigned int j0 = 0; j0 < NV; j0 += UNROLL) {
+        float cm = NEG_INF;
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const unsigned int k = (j0 + u) * TPR + lane;
+            if (row_ok && v0 + k < v_end) {
+                const unsigned int i = group * SLICE_V + k;
+                while (landed * CHUNK_V <= i) barrier_wait(&s_bar[landed++]);
+                float f[VEC];
+                unpack_f32(shared_vec(s_data + i), f);
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) cm = fmaxf(cm, f[e]);
+            }
+        }
+        if (cm > m) {
+            s = m == NEG_INF ? 0.0f : s * ex2((m - cm) * LOG2E);
+            m = cm;
+        }
+        if (m != NEG_INF) {
+            const float ml = m * LOG2E;
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const unsigned int k = (j0 + u) * TPR + lane;
+                if (row_ok && v0 + k < v_end) {
+                    float f[VEC];
+                    unpack_f32(shared_vec(s_data + group * SLICE_V + k), f);
+#pragma unroll
+                    for (int e = 0; e < VEC; ++e) s += ex2(fmaf(f[e], LOG2E, -ml));
+                }
+            }
         }
     }
 #else
@@ -203,6 +328,17 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
             store_f32(grad + base + (size_t)vi * VEC, f);
         }
     }
+#elif SMEM
+    // Every vector this thread reads here it read (and waited for) in the statistics.
+    for (unsigned int j = 0; j < NV; ++j) {
+        const unsigned int k = j * TPR + lane;
+        if (row_ok && v0 + k < v_end) {
+            float f[VEC];
+            unpack_f32(shared_vec(s_data + group * SLICE_V + k), f);
+            grad_of(v0 + k, f);
+            store_f32(grad + base + (size_t)(v0 + k) * VEC, f);
+        }
+    }
 #else
     for (unsigned int j0 = 0; j0 < NV; j0 += UNROLL) {
         Raw r2[UNROLL];
@@ -238,8 +374,10 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
             sum += (double)__ldcg(reinterpret_cast<const float*>(scratch + P_LOSS) + i);
             count += __ldcg(scratch + P_COUNT + i);
         }
-        sum = group_reduce<BLOCK>(sum, Sum(), red);
+        // The count first: in the other order ptxas spilled 8 bytes of this cold path at the
+        // shared-memory plan's 40 registers per thread (the results do not depend on it).
         count = group_reduce<BLOCK>(count, Sum(), red);
+        sum = group_reduce<BLOCK>(sum, Sum(), red);
 #if SPLIT > 1
         for (unsigned int i = tid; i < ROWS; i += BLOCK) scratch[P_ARRIVED + i] = 0u;
 #endif

@@ -31,23 +31,69 @@ const SOURCE: &str = include_str!("../cuda/cross_entropy.cu");
 
 /// PyTorch's default `ignore_index`; the inputs use it for ignored rows.
 pub const IGNORE_INDEX: i64 = -100;
-/// The forward + gradient kernel's plan for the GPU bench's comparison (`nn_ops_gpu_check
-/// --bench`), per thread: a case set up on this thread inside [`tuning::with_resident_grad`]
-/// uses it. Never set by the plugin itself.
+/// The forward + gradient kernel's plans, for the GPU bench's comparison (`nn_ops_gpu_check
+/// --bench`) and the self-check: a case set up on this thread inside [`tuning::with_grad_plan`]
+/// uses the plan it names, any other case [`tuning::GradPlan::DEFAULT`]. Never set by the plugin
+/// itself.
 pub mod tuning {
     use std::cell::Cell;
+    use std::fmt;
+
+    /// How a block of the forward + gradient kernel gets its row slice to the gradient, after
+    /// the statistics and the wait for its siblings (see `cuda/cross_entropy.cu`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum GradPlan {
+        /// Walks its slice (at most [`crate::rows::REREAD_SLICE_BYTES`]) twice: the second
+        /// read comes from L2.
+        Reread,
+        /// Holds its slice in registers.
+        Resident,
+        /// Loads its slice once into shared memory with TMA bulk copies (sm_90) and works from
+        /// there: rows longer than `slice_kib` KiB are split over blocks. Falls back to
+        /// [`GradPlan::Reread`] where it does not apply (below sm_90, rows that are not whole
+        /// 16-byte vectors, a slice beyond the device's shared memory per block).
+        Smem { slice_kib: usize },
+    }
+
+    impl GradPlan {
+        /// The plan a case gets unless [`with_grad_plan`] says otherwise.
+        pub const DEFAULT: Self = Self::Reread;
+        /// Every plan the self-check verifies and the bench times: the shared-memory plan at
+        /// four slice budgets (on the H100, 96 KiB slices leave room for two 512-thread blocks
+        /// per SM, 64 KiB for three; 48 and 32 KiB would fit four, but the plan's register
+        /// budget (`SMEM_REGISTERS`) allows three).
+        pub const ALL: [Self; 6] = [
+            Self::Reread,
+            Self::Resident,
+            Self::Smem { slice_kib: 32 },
+            Self::Smem { slice_kib: 48 },
+            Self::Smem { slice_kib: 64 },
+            Self::Smem { slice_kib: 96 },
+        ];
+    }
+
+    impl fmt::Display for GradPlan {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                Self::Reread => f.write_str("reread"),
+                Self::Resident => f.write_str("resident"),
+                Self::Smem { slice_kib } => write!(f, "smem-{slice_kib}KiB"),
+            }
+        }
+    }
 
     thread_local! {
-        static RESIDENT_GRAD: Cell<bool> = const { Cell::new(false) };
+        static GRAD_PLAN: Cell<Option<GradPlan>> = const { Cell::new(None) };
     }
 
-    /// Runs `f` with the resident forward + gradient plan (`true`) or the streaming one.
-    pub fn with_resident_grad<R>(resident: bool, f: impl FnOnce() -> R) -> R {
-        apex_plugin_api::tuning::with_override(&RESIDENT_GRAD, resident, f)
+    /// Runs `f` with `plan` for the forward + gradient cases set up inside it on this thread.
+    pub fn with_grad_plan<R>(plan: GradPlan, f: impl FnOnce() -> R) -> R {
+        apex_plugin_api::tuning::with_override(&GRAD_PLAN, Some(plan), f)
     }
 
-    pub(super) fn resident_grad() -> bool {
-        RESIDENT_GRAD.with(Cell::get)
+    /// The override in force, else [`GradPlan::DEFAULT`].
+    pub(super) fn grad_plan() -> GradPlan {
+        GRAD_PLAN.with(Cell::get).unwrap_or(GradPlan::DEFAULT)
     }
 }
 
@@ -57,6 +103,20 @@ pub mod tuning {
 const UNROLL: usize = 4;
 /// Targets each counting block of the fused CUDA kernel counts (at most).
 const TARGETS_PER_COUNTER: usize = 4096;
+/// Bytes per bulk copy of the shared-memory plan: a block starts its statistics once the first
+/// copy of its slice has landed, while the others are still in flight.
+const SMEM_CHUNK_BYTES: usize = 16 * 1024;
+/// Registers per thread the shared-memory plan's launch bounds leave at least: ptxas (sm_90,
+/// NVRTC 13.0) fits every check source in 40 without spills, and spilled 8 to 12 bytes in 9 of
+/// the 48 with 512-thread blocks at 32 (four such blocks per SM). So at most three 512-thread
+/// blocks per SM, whatever the slice.
+const SMEM_REGISTERS: usize = 40;
+/// Shared memory a block of the shared-memory plan uses besides its slice, rounded up: the
+/// kernel's static arrays (the reductions' 32 doubles, a few words, one 8-byte barrier per copy:
+/// under 512 bytes) and the 1 KiB the driver reserves per block (sm_80 and later).
+const SMEM_OVERHEAD_BYTES: usize = 2048;
+/// 32-bit registers per SM (every architecture NVRTC targets here).
+const REGISTERS_PER_SM: usize = 65_536;
 
 /// A validated cross-entropy case.
 #[derive(Debug, Clone, Copy)]
@@ -77,9 +137,58 @@ fn rows_per_task(vocab: usize) -> usize {
     (65_536 / vocab).max(1)
 }
 
+/// A shared-memory forward + gradient plan ([`tuning::GradPlan::Smem`]) that fits the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SharedPlan {
+    plan: RowPlan,
+    /// Dynamic shared memory per block: the block's rows or row slice.
+    bytes: usize,
+    /// 16-byte vectors per bulk copy, and copies per block.
+    chunk_vectors: usize,
+    chunks: usize,
+    /// Blocks per SM that the shared memory, the thread limit and [`SMEM_REGISTERS`] allow (the
+    /// launch bounds).
+    blocks_per_sm: usize,
+}
+
 impl CrossEntropy {
     fn counted(&self, targets: &[i64]) -> usize {
         targets.iter().filter(|&&t| is_class(t, self.vocab)).count()
+    }
+
+    /// The shared-memory plan with slices of at most `slice_bytes`, or `None` (the caller then
+    /// uses the reread plan) where it does not apply: below sm_90 (TMA bulk copies), rows that
+    /// are not whole 16-byte vectors, or a block's data beyond the device's shared memory per
+    /// block (a row longer than `MAX_SPLIT` slices).
+    fn shared_plan(
+        &self,
+        precision: Precision,
+        facts: DeviceFacts,
+        slice_bytes: usize,
+    ) -> Result<Option<SharedPlan>, PluginError> {
+        if facts.compute_capability < (9, 0) {
+            return Ok(None);
+        }
+        let Some(plan) = RowPlan::shared_slices(self.rows, self.vocab, precision, slice_bytes)?
+        else {
+            return Ok(None);
+        };
+        let bytes = plan.block_bytes(precision.size_bytes());
+        if bytes + SMEM_OVERHEAD_BYTES > facts.smem_per_block_optin {
+            return Ok(None);
+        }
+        let chunk_vectors = SMEM_CHUNK_BYTES / 16;
+        let blocks_per_sm = (facts.smem_per_sm / (bytes + SMEM_OVERHEAD_BYTES))
+            .min(facts.threads_per_sm / plan.block)
+            .min(REGISTERS_PER_SM / (SMEM_REGISTERS * plan.block))
+            .max(1);
+        Ok(Some(SharedPlan {
+            plan,
+            bytes,
+            chunk_vectors,
+            chunks: (bytes / 16).div_ceil(chunk_vectors),
+            blocks_per_sm,
+        }))
     }
 }
 
@@ -296,19 +405,36 @@ impl NnOp for CrossEntropy {
     fn cuda_program(
         &self,
         precision: Precision,
-        _facts: DeviceFacts,
+        facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let resident = self.grad && tuning::resident_grad();
-        let plan = if resident {
+        let grad_plan = self.grad.then(tuning::grad_plan);
+        let shared = match grad_plan {
+            Some(tuning::GradPlan::Smem { slice_kib }) => {
+                self.shared_plan(precision, facts, slice_kib * 1024)?
+            }
+            _ => None,
+        };
+        let resident = grad_plan == Some(tuning::GradPlan::Resident);
+        let plan = if let Some(shared) = &shared {
+            shared.plan
+        } else if resident {
             RowPlan::resident(self.rows, self.vocab, precision)?
         } else if self.grad {
             RowPlan::streaming_reread(self.rows, self.vocab, precision)?
         } else {
             RowPlan::streaming(self.rows, self.vocab, precision)?
         };
-        let mut defines = plan.defines();
+        let mut defines = match &shared {
+            Some(shared) => plan.defines_at(shared.blocks_per_sm),
+            None => plan.defines(),
+        };
         defines.push(("GRAD", usize::from(self.grad)));
         defines.push(("RESIDENT", usize::from(resident)));
+        defines.push(("SMEM", usize::from(shared.is_some())));
+        if let Some(shared) = &shared {
+            defines.push(("CHUNK_V", shared.chunk_vectors));
+            defines.push(("CHUNKS", shared.chunks));
+        }
         defines.push(("UNROLL", UNROLL));
         defines.push((
             "COUNTERS",
@@ -322,11 +448,15 @@ impl NnOp for CrossEntropy {
         } else {
             0
         };
+        let mut config = launch_1d(plan.grid, plan.block);
+        if let Some(shared) = &shared {
+            config.shared_mem_bytes = shared.bytes as u32;
+        }
         Ok(CudaProgram {
             name: "cross_entropy",
             source: assemble(precision, &defines, SOURCE),
             function: "cross_entropy",
-            config: launch_1d(plan.grid, plan.block),
+            config,
             scratch_words: 8 + 2 * plan.grid + split_words,
             co_resident_blocks: plan.split,
             grid_stride: false,
@@ -480,6 +610,88 @@ mod tests {
                 assert_cpu_checks(&kernel, &shape(rows, vocab, grad, 0.25), tol);
             }
         }
+    }
+
+    /// The forward + gradient program of 4096 rows of `vocab` under `plan`.
+    fn program(
+        plan: tuning::GradPlan,
+        vocab: usize,
+        precision: Precision,
+        facts: DeviceFacts,
+    ) -> CudaProgram {
+        let op = CrossEntropy {
+            rows: 4096,
+            vocab,
+            grad: true,
+            ignore_ratio: 0.1,
+        };
+        tuning::with_grad_plan(plan, || op.cuda_program(precision, facts)).unwrap()
+    }
+
+    #[test]
+    fn the_shared_memory_plan_sizes_its_blocks_and_falls_back_to_the_reread_plan() {
+        use tuning::GradPlan::{Reread, Smem};
+        let h100 = DeviceFacts::H100;
+        let defines = |p: &CudaProgram, names: &[&str]| -> Vec<String> {
+            names
+                .iter()
+                .map(|n| {
+                    let key = format!("#define {n} ");
+                    p.source
+                        .lines()
+                        .find_map(|l| l.strip_prefix(key.as_str()).map(str::to_string))
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let names = ["SMEM", "SPLIT", "CHUNKS", "MIN_BLOCKS"];
+        // bf16 vocab 262,144 (512 KiB rows): 8 slices of 64 KiB in four bulk copies each, three
+        // blocks per SM; 96 KiB: 6 slices of 85.3 KiB, two blocks per SM.
+        let p = program(Smem { slice_kib: 64 }, 262_144, Precision::Bf16, h100);
+        assert_eq!(p.config.shared_mem_bytes, 64 * 1024);
+        assert_eq!(defines(&p, &names), ["1u", "8u", "4u", "3u"]);
+        assert_eq!(p.co_resident_blocks, 8);
+        let p = program(Smem { slice_kib: 96 }, 262_144, Precision::Bf16, h100);
+        assert_eq!(p.config.shared_mem_bytes, 87_392);
+        assert_eq!(defines(&p, &names), ["1u", "6u", "6u", "2u"]);
+        // fp32 vocab 32,768 at 48 KiB: three slices of 43,696 bytes.
+        let p = program(Smem { slice_kib: 48 }, 32_768, Precision::Fp32, h100);
+        assert_eq!(p.config.shared_mem_bytes, 43_696);
+        assert_eq!(defines(&p, &names), ["1u", "3u", "3u", "3u"]);
+        // The reread plan where the shared-memory plan does not apply: rows that are not whole
+        // 16-byte vectors, a device below sm_90, a slice beyond the shared memory of a block.
+        let ampere = DeviceFacts {
+            compute_capability: (8, 0),
+            ..h100
+        };
+        let small = DeviceFacts {
+            smem_per_block_optin: 64 * 1024,
+            ..h100
+        };
+        for (vocab, precision, facts, kib) in [
+            (8193, Precision::Bf16, h100, 64),
+            (7, Precision::Fp32, h100, 32),
+            (262_144, Precision::Bf16, ampere, 64),
+            (262_144, Precision::Bf16, small, 96),
+        ] {
+            let smem = program(Smem { slice_kib: kib }, vocab, precision, facts);
+            let reread = program(Reread, vocab, precision, facts);
+            assert_eq!(smem.config.shared_mem_bytes, 0, "{vocab} {precision}");
+            assert_eq!(smem.source, reread.source, "{vocab} {precision}");
+        }
+        // Without the gradient the plan plays no part.
+        let op = CrossEntropy {
+            rows: 4096,
+            vocab: 32_768,
+            grad: false,
+            ignore_ratio: 0.1,
+        };
+        let forward =
+            |plan| tuning::with_grad_plan(plan, || op.cuda_program(Precision::Bf16, h100)).unwrap();
+        assert_eq!(
+            forward(Smem { slice_kib: 64 }).source,
+            forward(Reread).source
+        );
     }
 
     #[test]
