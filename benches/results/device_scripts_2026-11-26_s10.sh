@@ -157,3 +157,35 @@ for l in sys.stdin:
   done
   cat "$OUT/table.txt"
 }
+
+# Call 5 (issues 14 and 13): cross-entropy's shared-memory gradient plan (branch ce-smem: the slice
+# loaded once by TMA bulk copies into shared memory, statistics and gradient from there; slices of
+# 32/48/64/96 KiB) — its self-check on every cross-entropy case, then the bench of every plan
+# twice, alternating with the main tree's binary (reread as it is on main); then compute-sanitizer
+# (racecheck, synccheck, memcheck) on ff_model's fused refine at the profile, fp16. (It ran on an
+# H200 and hit the call's 600 s limit during the second smem bench: the main-tree benches after it
+# and the sanitizer steps did not run. The main-tree binary was a stale build whose default was the
+# pipelined plan; its `plan=reread` line is the reread plan.)
+call5() {
+  local S=$B/nn_ops_gpu_check_smem
+  step smem_check 400 $S --only cross_entropy
+  grep -E "^checks|FAIL" "$OUT/smem_check.log" | head -20
+  for r in 1 2; do
+    step smem_bench_$r 300 $S --bench-only --only "cross_entropy+grad"
+    step main_bench_$r 200 $B/nn_ops_gpu_check --bench-only --only "cross_entropy+grad bf16"
+  done
+  for t in racecheck synccheck memcheck; do
+    step ff_$t 100 compute-sanitizer --tool $t --print-limit 20 $B/ff_model_gpu_check --only profile --refine fused
+    grep -E "ERROR SUMMARY|RESULT|^ok|^FAIL|Error|error" "$OUT/ff_$t.log" | head -8
+  done
+  for f in "$OUT"/smem_bench_*.log "$OUT"/main_bench_*.log; do echo "-- $(basename "$f")"; bench_lines "$f" | grep -v "^copy"; done
+  cat "$OUT"/ff_*.log > "$OUT/ff_sanitizer.txt"; rm -f "$OUT"/ff_racecheck.log "$OUT"/ff_synccheck.log "$OUT"/ff_memcheck.log
+  cat "$OUT/table.txt"
+}
+
+# Call 6 (issue 13): compute-sanitizer's racecheck on ff_model's fused path at the profile (fp16,
+# bf16, fp32), with the last of the device time.
+call6() {
+  timeout 110 compute-sanitizer --tool racecheck --print-limit 10 $B/ff_model_gpu_check --only profile --refine fused > "$OUT/race.log" 2>&1
+  grep -E "ERROR SUMMARY|RESULT|^ok|^FAIL|hazard|Race" "$OUT/race.log" | head -12
+}

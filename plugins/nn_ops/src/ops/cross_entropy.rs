@@ -56,8 +56,11 @@ pub mod tuning {
     }
 
     impl GradPlan {
-        /// The plan a case gets unless [`with_grad_plan`] says otherwise.
-        pub const DEFAULT: Self = Self::Reread;
+        /// The plan a case gets unless [`with_grad_plan`] says otherwise: 64 KiB shared-memory
+        /// slices, the fastest plan at every bench shape (H200, 2026-11-26, session 10 call 5,
+        /// bf16 µs at vocab 32k / 131k / 262k: 176.3 / 738.4 / 1,546.2 against reread's 183.6 /
+        /// 886.4 / 1,910.2; fp32 331.9 / 1,410.4 / 3,238.2 against 372.6 / 1,636.6 / 3,819.5).
+        pub const DEFAULT: Self = Self::Smem { slice_kib: 64 };
         /// Every plan the self-check verifies and the bench times: the shared-memory plan at
         /// four slice budgets (on the H100, 96 KiB slices leave room for two 512-thread blocks
         /// per SM, 64 KiB for three; 48 and 32 KiB would fit four, but the plan's register
