@@ -248,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_base(
 // selected parents by split score; the host computes k0 and s from the budgets (the counts do
 // not depend on the utilities). Both lists are then compacted in Hilbert order: hil0 / hil1 list
 // every tile id of the L0 / L1 grid in Hilbert order. Scores are f64 as on the host.
-// Shared memory: 2*G doubles + G ints.
+// Shared memory: 2*G doubles, G ints, G bytes.
 
 extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
     const float* __restrict__ utilities, const float* __restrict__ split_utilities,
@@ -259,11 +259,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
     __shared__ int total;
     double* score = sel_smem;
     double* split_score = sel_smem + G;
-    int* state = reinterpret_cast<int*>(sel_smem + 2 * G);  // 0 none, 1 selected, 2 split
+    int* state = reinterpret_cast<int*>(sel_smem + 2 * G);  // 0 none, 1 selected by stage 1
+    // 1: a selected tile that stage 2 splits. Apart from `state`, which stage 2 reads while it
+    // ranks: writing the marks into it raced with those reads (compute-sanitizer's racecheck,
+    // 2026-11-26), even though a mark never changed what a read decided.
+    unsigned char* split = reinterpret_cast<unsigned char*>(state + G);
     const int b = blockIdx.x;
     for (int i = threadIdx.x; i < G; i += blockDim.x) {
         score[i] = (double)utilities[(long long)b * G + i] / cost;
         split_score[i] = (double)split_utilities[(long long)b * G + i] / overhead;
+        split[i] = 0;
     }
     __syncthreads();
     for (int i = threadIdx.x; i < G; i += blockDim.x) {
@@ -285,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
             double o = split_score[j];
             rank += (o > s) || (o == s && j < i);
         }
-        if (rank < splits) state[i] = 3;  // marked apart from 1 until every rank is read
+        split[i] = rank < splits ? 1 : 0;
     }
     __syncthreads();
     int base = 0;
@@ -303,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
         int r = r0 + threadIdx.x;
         int id = r < G1 ? hil1[r] : 0;
         int parent = (id / l1w / 2) * gw + (id % l1w) / 2;
-        int flag = r < G1 && state[parent] == 3;
+        int flag = r < G1 && split[parent] != 0;
         int at = block_scan(flag, warp_base, &total);
         if (flag) ids_l1[(long long)b * 4 * splits + base + at] = id;
         base += total;

@@ -92,8 +92,8 @@ impl DeviceState {
             .arg(&splits)
             .arg(&cost)
             .arg(&overhead);
-        // SAFETY: see `launch`; shared memory 2*G f64 + G i32.
-        unsafe { launch(a, config((b, 1, 1), 20 * g), "ff_select")? };
+        // SAFETY: see `launch`; shared memory 2*G f64 + G i32 + G u8.
+        unsafe { launch(a, config((b, 1, 1), 21 * g), "ff_select")? };
 
         let run = |l, source| Level {
             fast: &self.fast,

@@ -30,8 +30,8 @@ use crate::{
 
 /// The largest dynamic shared memory a block may use on sm_90 (227 KiB).
 const MAX_SMEM: usize = 227 * 1024;
-/// The most L0 tiles a frame may have on CUDA (`ff_select` keeps two f64 scores and a state per
-/// tile in 48 KiB of shared memory).
+/// The most L0 tiles a frame may have on CUDA (`ff_select` keeps two f64 scores, a state and a
+/// split mark per tile, 21 bytes, in 48 KiB of shared memory).
 pub const MAX_L0_TILES: usize = 2048;
 /// The most refine blocks per tile (`ff_refine` combines the tile's partials in 64 slots).
 const MAX_CHUNKS: usize = 64;
