@@ -12,7 +12,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernel
 use super::{
     cluster::ClusterLaunch,
     refine::LevelRefine,
-    state::{DeviceState, FastFunctions, FrameSet, LevelState},
+    state::{DeviceState, FastFunctions, FrameSet, LevelState, select_smem},
 };
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
@@ -92,8 +92,8 @@ impl DeviceState {
             .arg(&splits)
             .arg(&cost)
             .arg(&overhead);
-        // SAFETY: see `launch`; shared memory 2*G f64 + G i32 + G u8.
-        unsafe { launch(a, config((b, 1, 1), 21 * g), "ff_select")? };
+        // SAFETY: see `launch`; shared memory `select_smem` (2*G f64 + G i32 + G u8).
+        unsafe { launch(a, config((b, 1, 1), select_smem(g)), "ff_select")? };
 
         let run = |l, source| Level {
             fast: &self.fast,

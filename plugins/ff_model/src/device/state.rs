@@ -131,6 +131,13 @@ pub struct DeviceOutputs {
     pub ids_l1: Vec<i32>,
 }
 
+/// `ff_select`'s dynamic shared memory for `g` L0 tiles: two f64 scores, an i32 state and a u8
+/// split mark per tile. Within the 48 KiB a block gets without opting in for every `g` up to
+/// [`MAX_L0_TILES`] (a test checks it, with room for the kernel's static scan slots).
+pub fn select_smem(g: usize) -> usize {
+    (2 * 8 + 4 + 1) * g
+}
+
 /// A refine CTA's dynamic shared memory (`ff_refine`, `ff_refine_apply`) for tiles of `t` pixels
 /// and `c` channels: the modulated rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of `CB` channels at a time) plus the
 /// depthwise output (`CHUNK x (C + 8)` elements; for 16-bit storage a hi and a lo copy).
@@ -469,5 +476,17 @@ impl DeviceState {
         stream.synchronize().map_err(cuda_error)?;
         self.cursor = 0;
         Ok(self.sets.len() as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_selections_shared_memory_fits_without_opting_in() {
+        // 48 KiB less the kernel's static `warp_base[WARPS]` and `total` (and some slack).
+        assert!(select_smem(MAX_L0_TILES) + 64 <= 48 * 1024);
+        assert_eq!(select_smem(64), 64 * 21);
     }
 }
