@@ -1,8 +1,10 @@
 //! [`attach`]: puts each anchor row beside the cases it describes. A row matches a case when the
 //! kernel, backend and precision are the same and every parameter the row gives has the case's
 //! value (a row may give fewer parameters than the case has; it then matches every case that
-//! agrees on those). The ratio is anchor time / our headline p50, so above 1 we are faster; it
-//! exists only when the row has a time and the case is `ok`.
+//! agrees on those). The ratio is anchor time / our p50, so above 1 we are faster; it exists
+//! only when the row has a time and the case is `ok`. Our p50 is the headline's, unless the row
+//! gives a cache state that the headline's is not and another of our modes has it (an `l2_hot`
+//! torch row beside `batch_hot` of `run --l2-hot`): then that mode's, named in `ours_mode`.
 
 use serde_json::Value;
 
@@ -68,15 +70,33 @@ pub fn param_matches(anchor: &Value, ours: &str) -> bool {
     }
 }
 
+/// Our mode for an anchor of cache state `cache`: `None` for the headline (its cache is the
+/// anchor's, or it has none, or no other mode has the anchor's), else the first other mode, in
+/// name order, labelled with it.
+fn like_for_like<'a>(case: &'a CaseResult, cache: Option<&str>) -> Option<(&'a str, f64)> {
+    let cache = cache?;
+    let head = case.headline.as_deref()?;
+    let head_cache = case.timing.get(head)?.cache.as_deref()?;
+    if head_cache == cache {
+        return None;
+    }
+    case.timing
+        .iter()
+        .find(|(mode, t)| mode.as_str() != head && t.cache.as_deref() == Some(cache))
+        .map(|(mode, t)| (mode.as_str(), t.stats.p50_ms))
+}
+
 fn match_of(sourced: &SourcedRow, case: &CaseResult) -> AnchorMatch {
     let r = &sourced.row;
-    let ours = case
-        .p50_ms
+    let other = like_for_like(case, r.cache.as_deref());
+    let ours = other
+        .map_or(case.p50_ms, |(_, p50)| Some(p50))
         .filter(|p| case.status == CaseStatus::Ok && *p > 0.0);
     AnchorMatch {
         implementation: r.implementation.clone(),
         us_per_call: r.us_per_call,
         ratio: r.us_per_call.zip(ours).map(|(us, p50)| us / 1e3 / p50),
+        ours_mode: other.map(|(mode, _)| mode.to_string()),
         gbps: r.gbps,
         device: r.device.clone(),
         cache: r.cache.clone(),
@@ -153,6 +173,56 @@ mod tests {
         assert_eq!(m.source, "a.jsonl:1");
         assert_eq!(s.anchors.as_ref().unwrap().matched_rows, 1);
         assert!(s.anchors.unwrap().unmatched.is_empty());
+    }
+
+    #[test]
+    fn an_anchor_of_another_cache_state_is_compared_with_our_mode_of_that_state() {
+        // A CUDA case: batch (headline, DRAM-cold) 0.5 ms, batch_hot (L2-hot) 0.25 ms.
+        let mut c = case("cuda", 0.5, json!({"steps": 256}));
+        c.timing.get_mut("batch").unwrap().cache = Some("dram_cold".into());
+        let mut hot = c.timing["batch"].clone();
+        hot.stats.p50_ms = 0.25;
+        hot.cache = Some("l2_hot".into());
+        c.timing.insert("batch_hot".into(), hot);
+        let mut s = summary_of(vec![c]);
+        let cuda = |cache: Option<&str>| {
+            let mut v = anchor(json!({"steps": 256}), 1000.0);
+            v["backend"] = json!("cuda");
+            if let Some(cache) = cache {
+                v["cache"] = json!(cache);
+            }
+            v
+        };
+        let rows = vec![
+            row(cuda(Some("l2_hot")), 1),
+            row(cuda(Some("dram_cold")), 2),
+            row(cuda(None), 3),
+        ];
+        attach(&mut s, &set(rows));
+        let a = &s.benchmarks.values().next().unwrap().anchors;
+        assert_eq!(a[0].ours_mode.as_deref(), Some("batch_hot"));
+        assert!(
+            (a[0].ratio.unwrap() - 4.0).abs() < 1e-12,
+            "1 ms against 0.25"
+        );
+        for m in &a[1..] {
+            assert_eq!(m.ours_mode, None, "{}", m.source);
+            assert!((m.ratio.unwrap() - 2.0).abs() < 1e-12, "1 ms against 0.5");
+        }
+    }
+
+    #[test]
+    fn without_a_mode_of_the_anchors_cache_state_the_headline_stays() {
+        let mut c = case("cuda", 0.5, json!({"steps": 256}));
+        c.timing.get_mut("batch").unwrap().cache = Some("dram_cold".into());
+        let mut s = summary_of(vec![c]);
+        let mut v = anchor(json!({"steps": 256}), 1000.0);
+        v["backend"] = json!("cuda");
+        v["cache"] = json!("l2_hot");
+        attach(&mut s, &set(vec![row(v, 1)]));
+        let m = &s.benchmarks.values().next().unwrap().anchors[0];
+        assert_eq!(m.ours_mode, None);
+        assert!((m.ratio.unwrap() - 2.0).abs() < 1e-12);
     }
 
     #[test]

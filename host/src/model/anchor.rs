@@ -14,10 +14,16 @@ pub struct AnchorMatch {
     /// The anchor's time per call in microseconds; absent when the row has an `error`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub us_per_call: Option<f64>,
-    /// Anchor time / our headline p50: above 1 we are faster. Absent when either side has no
-    /// valid time (an anchor error; a case that is not `ok`).
+    /// Anchor time / our p50: above 1 we are faster. Our p50 is the headline's, or that of
+    /// [`AnchorMatch::ours_mode`]. Absent when either side has no valid time (an anchor error;
+    /// a case that is not `ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
+    /// The timing mode of ours the ratio uses when it is not the headline: the one whose cache
+    /// state is the anchor's where the headline's is not (`batch_hot`, from `run --l2-hot`,
+    /// beside an `l2_hot` anchor row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ours_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gbps: Option<f64>,
     /// Where the anchor ran (a GPU or CPU model), as the row says.

@@ -17,10 +17,14 @@ pub struct SideBySide<'a> {
 }
 
 impl SideBySide<'_> {
-    /// Our headline p50 in ms, or the case's status when it has no valid time.
+    /// Our p50 in ms (the headline's, or that of the mode the anchor is compared with), or the
+    /// case's status when it has no valid time.
     pub fn ours(&self) -> String {
         match self.case.status {
-            CaseStatus::Ok => opt_ms(self.case.p50_ms),
+            CaseStatus::Ok => opt_ms(match &self.anchor.ours_mode {
+                Some(mode) => self.case.timing.get(mode).map(|t| t.stats.p50_ms),
+                None => self.case.p50_ms,
+            }),
             other => other.as_str().to_string(),
         }
     }
@@ -37,16 +41,20 @@ impl SideBySide<'_> {
             .map_or(NA.into(), |r| format!("{}×", sig(r, 3)))
     }
 
-    /// The anchor's error, else its cache, device and note. When the anchor's cache state and our
-    /// headline's differ (an L2-hot figure of ours against a DRAM-cold anchor, say), the note
-    /// says so: the ratio then does not compare like with like.
+    /// The anchor's error, else its cache, device and note. When ours is not the headline it
+    /// names our mode; when the anchor's cache state and ours still differ (an L2-hot figure of
+    /// ours against a DRAM-cold anchor, say), the note says so: the ratio then does not compare
+    /// like with like.
     pub fn note(&self) -> String {
         if let Some(e) = &self.anchor.error {
             return format!("error: {e}");
         }
         let cache = self.anchor.cache.as_ref().map(|a| match self.our_cache() {
             Some(ours) if ours != a => format!("anchor {a}, ours {ours}: not like for like"),
-            _ => a.clone(),
+            _ => match &self.anchor.ours_mode {
+                Some(mode) => format!("{a} (ours: {mode})"),
+                None => a.clone(),
+            },
         });
         [cache, self.anchor.device.clone(), self.anchor.note.clone()]
             .into_iter()
@@ -55,10 +63,14 @@ impl SideBySide<'_> {
             .join("; ")
     }
 
-    /// The cache state of our headline figure (`dram_cold`, `l2_hot`), when it has one.
+    /// The cache state of our figure (`dram_cold`, `l2_hot`), when it has one.
     fn our_cache(&self) -> Option<&str> {
-        let head = self.case.headline.as_deref()?;
-        self.case.timing.get(head)?.cache.as_deref()
+        let mode = self
+            .anchor
+            .ours_mode
+            .as_deref()
+            .or(self.case.headline.as_deref())?;
+        self.case.timing.get(mode)?.cache.as_deref()
     }
 }
 
@@ -215,6 +227,32 @@ mod tests {
         let case = s.benchmarks.values_mut().next().unwrap();
         case.timing.get_mut(&head).unwrap().cache = Some("dram_cold".into());
         assert_eq!(rows(&s)[0].note(), "dram_cold");
+    }
+
+    #[test]
+    fn an_anchor_compared_with_another_mode_shows_that_modes_time_and_names_it() {
+        let mut r = row("tile_ops.tile_pack", json!(100.0));
+        r["cache"] = json!("l2_hot");
+        let mut s = summary_of(vec![measured_case("tile_ops.tile_pack", "cpu", 0.5, 0.01)]);
+        let case = s.benchmarks.values_mut().next().unwrap();
+        let head = case.headline.clone().unwrap();
+        case.timing.get_mut(&head).unwrap().cache = Some("dram_cold".into());
+        let mut hot = case.timing[&head].clone();
+        hot.stats.p50_ms = 0.05;
+        hot.cache = Some("l2_hot".into());
+        case.timing.insert("batch_hot".into(), hot);
+        let set = AnchorSet {
+            files: Vec::new(),
+            rows: vec![SourcedRow {
+                row: AnchorRow::from_json(&r).unwrap(),
+                source: "x.jsonl:1".into(),
+            }],
+        };
+        attach(&mut s, &set);
+        let p = &rows(&s)[0];
+        assert_eq!(p.note(), "l2_hot (ours: batch_hot)");
+        assert_eq!(p.ours(), "0.05000");
+        assert_eq!(p.ratio(), "2.00×");
     }
 
     #[test]
