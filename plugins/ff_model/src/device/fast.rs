@@ -205,19 +205,12 @@ impl Level<'_> {
 
     /// `ff_refine_apply`: grid (chunks, K, B) in clusters of the tile's chunks.
     fn fused(&self) -> Result<(), PluginError> {
-        let Self {
-            fast,
-            stream,
-            l,
-            set,
-            source,
-            l0map,
-            dims: (b, c, h, w),
-        } = *self;
-        let refine_apply = fast.refine_apply.as_ref().ok_or_else(|| {
+        let Self { l, set, .. } = *self;
+        let (b, c, h, w) = self.dims;
+        let refine_apply = self.fast.refine_apply.as_ref().ok_or_else(|| {
             PluginError::cuda("a fused refine level without ff_refine_apply (a plugin bug)")
         })?;
-        let mut a = ClusterLaunch::new(stream, refine_apply);
+        let mut a = ClusterLaunch::new(self.stream, refine_apply);
         a.ptr(&l.packed)
             .ptr(&l.film)
             .ptr(&l.weights)
@@ -225,9 +218,9 @@ impl Level<'_> {
             .ptr(&set.boundary)
             .ptr(&set.uncertainty)
             .ptr(&set.heavy);
-        match source {
+        match self.source {
             // L0: no detail; its f32 result kept for L1.
-            Source::Dense => a.null().ptr(l0map),
+            Source::Dense => a.null().ptr(self.l0map),
             // L1: detail = heavy - heavy_l0; nothing kept.
             Source::L0Map => a.ptr(&set.detail).null(),
         };
@@ -261,10 +254,9 @@ impl Level<'_> {
             stream,
             l,
             set,
-            source,
-            l0map,
-            dims: (b, c, h, w),
+            ..
         } = *self;
+        let (b, c, h, w) = self.dims;
         let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
         let mut a = stream.launch_builder(&fast.refine);
         a.arg(&l.packed)
@@ -290,8 +282,8 @@ impl Level<'_> {
             .arg(&set.boundary)
             .arg(&set.uncertainty)
             .arg(&set.heavy);
-        match source {
-            Source::Dense => a.arg(&null).arg(l0map),
+        match self.source {
+            Source::Dense => a.arg(&null).arg(self.l0map),
             Source::L0Map => a.arg(&set.detail).arg(&null),
         };
         a.arg(&c)
