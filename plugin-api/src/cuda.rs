@@ -201,6 +201,17 @@ pub fn cached_compiles() -> usize {
     CACHED_MISSES.load(Ordering::Relaxed)
 }
 
+/// NVRTC's options for every kernel source: C++17, plus line information (`--generate-line-info`,
+/// so that Nsight Compute's source page maps samples to the `.cu` lines) where
+/// `APEX_NVRTC_LINEINFO=1`. Line information leaves the generated code as it is.
+fn nvrtc_options() -> Vec<String> {
+    let mut options = vec!["--std=c++17".to_string()];
+    if std::env::var_os("APEX_NVRTC_LINEINFO").is_some_and(|v| v == "1") {
+        options.push("--generate-line-info".to_string());
+    }
+    options
+}
+
 /// Compiles `source` to PTX for `arch` (`sm_90`, …). Needs NVRTC but no GPU, so tests can check
 /// every kernel source on a machine without one; [`CudaSession::compile`] uses the same options.
 pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, PluginError> {
@@ -209,11 +220,11 @@ pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, 
             "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
         ));
     }
-    const OPTIONS: &str = "--std=c++17";
+    let options = nvrtc_options();
     let key = crate::kernel_cache::key(&[
         nvrtc_version().as_bytes(),
         arch.as_bytes(),
-        OPTIONS.as_bytes(),
+        options.join(" ").as_bytes(),
         name.as_bytes(),
         source.as_bytes(),
     ]);
@@ -224,7 +235,7 @@ pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, 
     let opts = CompileOptions {
         arch: Some(arch),
         name: Some(format!("{name}.cu")),
-        options: vec![OPTIONS.into()],
+        options,
         ..Default::default()
     };
     let ptx = std::panic::catch_unwind(|| compile_ptx_with_opts(source, opts))
