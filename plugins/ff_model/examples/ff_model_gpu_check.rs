@@ -1,13 +1,13 @@
 //! The GPU self-check of `ff_model.infer` (run on the GPU machine), and with `--bench` a timing
-//! of the fast path's refine block fused against split.
+//! of the fast path's refine block fused, lean and split.
 //!
 //! Check: every checked shape of the fast path and five of the eager path, in fp16, bf16 and fp32;
 //! the fast path once per refine path asked for (`fused`: `ff_refine_apply` on each level whose
-//! tiles fit one thread-block cluster, split on the others; `split`: `ff_refine` + `ff_apply`
-//! everywhere). Each case: two calls on fresh inputs with poisoned outputs, a call after
-//! `rotate(4)`, and a never-run poisoned output that must fail; per output (heavy_features,
-//! detail_map, alpha) the largest error against the f64 reference and the share of its tolerance
-//! bound it used.
+//! tiles fit one thread-block cluster, split on the others; `lean`: `ff_refine_apply_lean` on the
+//! same levels; `split`: `ff_refine` + `ff_apply` everywhere). Each case: two calls on fresh
+//! inputs with poisoned outputs, a call after `rotate(4)`, and a never-run poisoned output that
+//! must fail; per output (heavy_features, detail_map, alpha) the largest error against the f64
+//! reference and the share of its tolerance bound it used.
 //!
 //! Bench (`--bench`, or `--bench-only` to skip the check): fp16, the shapes `--only` names (by
 //! default `profile` and `B=8`), each refine path asked for; every row verified once, then timed
@@ -16,8 +16,9 @@
 //! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path.
 //!
 //! ```text
-//! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine fused|split|fused,split] [--bench | --bench-only]
+//! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine PATH[,PATH..]] [--bench | --bench-only]
 //! ```
+//! PATH: `fused`, `lean` or `split` (default `fused,split`).
 //! Exits 0 when every check (and every bench row's verify) passes, 1 when one fails, 2 without a
 //! GPU, 3 on a bad argument.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -136,15 +137,21 @@ fn setup(
     Ok(case)
 }
 
-/// What each level's refine block ran as: `fused L0+L1`, `fused L1 (L0 split)`, `split`, or
+/// What each level's refine block ran as: `fused L0+L1`, `lean L1 (L0 split)`, `split`, …, or
 /// `eager`.
-fn plan(case: &FfCase) -> &'static str {
-    match case.fused_levels() {
-        Some([true, true]) => "fused L0+L1",
-        Some([true, false]) => "fused L0 (L1 split)",
-        Some([false, true]) => "fused L1 (L0 split)",
-        Some([false, false]) => "split",
-        None => "eager",
+fn plan(case: &FfCase) -> String {
+    let name = |r: Refine| match r {
+        Refine::Fused => "fused",
+        Refine::FusedLean => "lean",
+        Refine::Split => "split",
+    };
+    match case.level_refines() {
+        Some([l0, l1]) if l0 == l1 && l0 == Refine::Split => "split".into(),
+        Some([l0, l1]) if l0 == l1 => format!("{} L0+L1", name(l0)),
+        Some([l0, Refine::Split]) => format!("{} L0 (L1 split)", name(l0)),
+        Some([Refine::Split, l1]) => format!("{} L1 (L0 split)", name(l1)),
+        Some([l0, l1]) => format!("{} L0, {} L1", name(l0), name(l1)),
+        None => "eager".into(),
     }
 }
 
@@ -316,10 +323,12 @@ fn main() -> ExitCode {
     for name in list(&args, "--refine").unwrap_or_else(|| vec!["fused".into(), "split".into()]) {
         refines.push(match name.as_str() {
             "fused" => Refine::Fused,
+            "lean" => Refine::FusedLean,
             "split" => Refine::Split,
             other => {
                 eprintln!(
-                    "ff_model_gpu_check: --refine {other}: expected fused, split or fused,split"
+                    "ff_model_gpu_check: --refine {other}: expected fused, lean or split (or a \
+                     comma list of them)"
                 );
                 return ExitCode::from(3);
             }

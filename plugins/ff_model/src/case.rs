@@ -138,21 +138,22 @@ impl FfCase {
 
     /// CUDA: runs the refine block of each level `refine`'s way from the next call on (the
     /// default is [`Refine::Fused`] wherever a level fits it); the GPU check verifies and times
-    /// both paths this way.
+    /// every path this way.
     pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
         match &mut self.engine {
             Engine::Cuda(device) => device.set_refine(refine),
             Engine::Cpu(_) => Err(PluginError::invalid(
-                "the refine path (fused or split) is a choice of the CUDA fast path (hint: set it \
-                 on a cuda case)",
+                "the refine path (fused, lean or split) is a choice of the CUDA fast path (hint: \
+                 set it on a cuda case)",
             )),
         }
     }
 
-    /// CUDA: whether L0 and L1 run their refine block fused (`None` on the CPU).
-    pub fn fused_levels(&self) -> Option<[bool; 2]> {
+    /// CUDA: what L0 and L1 run their refine block as ([`Refine::Fused`], [`Refine::FusedLean`]
+    /// or [`Refine::Split`]; `None` on the CPU).
+    pub fn level_refines(&self) -> Option<[Refine; 2]> {
         match &self.engine {
-            Engine::Cuda(device) => Some(device.fused_levels()),
+            Engine::Cuda(device) => Some(device.level_refines()),
             Engine::Cpu(_) => None,
         }
     }

@@ -73,6 +73,7 @@ mod tests {
                 "ff_refine",
                 "ff_apply",
                 "ff_refine_apply",
+                "ff_refine_apply_lean",
                 "e_gather",
                 "e_pwconv",
                 "e_fuse",
@@ -82,6 +83,100 @@ mod tests {
             assert_eq!(text.contains("mma.sync"), s != Storage::F32, "{s:?}");
             assert!(text.contains("barrier.cluster.wait"), "{s:?}");
         }
+    }
+
+    /// ptxas's report (sm_90) of the refine kernels in every storage: no spills (a spill in
+    /// these latency chains costs local-memory round trips in the GEMM), and the register counts
+    /// that give `ff_refine_apply` two CTAs a SM and `ff_refine_apply_lean` three (65,536
+    /// registers a SM over 256 threads a CTA: at most 128 and 80, in units of 8).
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU-library test must say so, not pass silently"
+    )]
+    fn the_refine_kernels_fit_their_registers_without_spilling_when_nvrtc_is_present() {
+        if !nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found");
+            return;
+        }
+        for s in [Storage::F32, Storage::F16, Storage::Bf16] {
+            let log = ptxas_log(&source(s));
+            for (entry, max_registers) in [
+                ("ff_refine", 255),
+                ("ff_refine_apply", 128),
+                ("ff_refine_apply_lean", 80),
+            ] {
+                let (registers, spills) = ptxas_entry(&log, entry)
+                    .unwrap_or_else(|| panic!("{s:?}: no ptxas report of {entry}:\n{log}"));
+                assert!(
+                    spills == (0, 0),
+                    "{s:?} {entry}: {} bytes spill stores, {} bytes spill loads",
+                    spills.0,
+                    spills.1
+                );
+                assert!(
+                    registers <= max_registers,
+                    "{s:?} {entry}: {registers} registers, more than {max_registers}"
+                );
+            }
+        }
+    }
+
+    /// NVRTC's log of a compile of `source` for sm_90 (the options of `compile_ptx`, plus
+    /// ptxas's resource report).
+    fn ptxas_log(source: &str) -> String {
+        use cudarc::nvrtc::result;
+        let src = std::ffi::CString::new(source).unwrap();
+        let prog = result::create_program(&src, None).unwrap();
+        // SAFETY: `prog` is a live program until destroyed below; the log is NUL-terminated.
+        unsafe {
+            result::compile_program(
+                prog,
+                &[
+                    "--gpu-architecture=sm_90",
+                    "--std=c++17",
+                    "--ptxas-options=-v",
+                ],
+            )
+            .unwrap();
+            let log = result::get_program_log(prog).unwrap();
+            result::destroy_program(prog).unwrap();
+            std::ffi::CStr::from_ptr(log.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        }
+    }
+
+    /// From ptxas's report, `entry`'s registers and (spill store, spill load) bytes.
+    fn ptxas_entry(log: &str, entry: &str) -> Option<(u32, (u32, u32))> {
+        let head = format!("Compiling entry function '{entry}'");
+        let section = log
+            .split("ptxas info    : ")
+            .skip_while(|l| !l.starts_with(&head));
+        let mut registers = None;
+        let mut spills = None;
+        for (i, part) in section.enumerate() {
+            if i > 0 && part.starts_with("Compiling entry function") {
+                break;
+            }
+            let number_before = |text: &str, unit: &str| -> Option<u32> {
+                let end = text.find(unit)?;
+                text[..end].split_whitespace().last()?.parse().ok()
+            };
+            if let Some(r) = part
+                .strip_prefix("Used ")
+                .and_then(|p| number_before(p, " registers"))
+            {
+                registers = Some(r);
+            }
+            if part.starts_with(&format!("Function properties for {entry}\n")) {
+                spills = Some((
+                    number_before(part, " bytes spill stores")?,
+                    number_before(part, " bytes spill loads")?,
+                ));
+            }
+        }
+        Some((registers?, spills?))
     }
 
     /// Below sm_90 (no thread-block clusters) the source still compiles, without the fused

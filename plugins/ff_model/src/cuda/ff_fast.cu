@@ -17,6 +17,9 @@
 //                  exchanges their GroupNorm partials in distributed shared memory; the host uses
 //                  it on each level whose tile fits one cluster (t*t <= 256, C <= 128), and
 //                  ff_refine + ff_apply on the others (device/refine.rs)
+//   ff_refine_apply_lean (sm_90) the same in at most 80 registers (three CTAs a SM): the GEMM's
+//                  output waits for the statistics in shared memory, not in registers, and the
+//                  finish stores runs of consecutive pixels (selectable: Refine::FusedLean)
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
@@ -1067,6 +1070,304 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
                         if (detail) detail[at] = from_f32(d[e]);
                     }
                 }
+            }
+        }
+    }
+    cluster_wait();
+}
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// ff_refine_apply_lean (sm_90): ff_refine_apply in at most 80 registers a thread, so three CTAs
+// share a SM (__launch_bounds__(THREADS, 3); ff_refine_apply's 122-128 registers leave two). Same
+// grid, clusters, arguments and math as ff_refine_apply; what differs is where the GEMM's output
+// waits for the tile's statistics:
+//   1. refine_operand as in ff_refine_apply, but above the stash's first C rows (dynamic shared
+//      memory, host: lean_smem: the stash [2C][CHUNK] f32, swizzled by stash_at; the operand
+//      region overlays its last C rows);
+//   2. the GEMM one row tile at a time (refine_gemm_tile: half the accumulators and fragments of
+//      refine_gemm live): "a" into the stash's first rows, then "b", with which and "a" read
+//      back acc_partial runs on the same values as in ff_refine_apply; chunk_partial, whose
+//      block barrier also ends every warp's reads of the operand; then "b" into the stash.
+//      Nothing but the residual's base values is live across the cluster barrier;
+//   3. cluster barrier, tile_stats and the second barrier as in ff_refine_apply;
+//   4. the finish re-mapped for the stores: each thread takes runs of LEAN_RUN consecutive
+//      pixels of one channel (run r: channel r / (CHUNK / LEAN_RUN), pixels LEAN_RUN * (r %
+//      (CHUNK / LEAN_RUN)) on; runs spread over the block's threads in order, so warps that own
+//      no row tile (C < 16 * WARPS) finish too), reads their pre-norm pairs back from the stash
+//      (16-byte loads) and stores each output as one 16-byte (fp32: two) store where t is a
+//      multiple of LEAN_RUN (the run then lies in one row of the tile, at an aligned offset),
+//      element by element otherwise.
+// Each value goes through the same formulas in the same order as in ff_refine_apply (the same
+// accumulators, partials, tile_stats, refine_value and gate), so both give the same outputs.
+#define LEAN_RUN 8
+#define LEAN_RUNS_PER_ROW (CHUNK / LEAN_RUN)
+// Runs a thread finishes: C * LEAN_RUNS_PER_ROW <= 16 * WARPS * 4 = 2 * THREADS.
+#define LEAN_RUNS_PER_THREAD (16 * WARPS * LEAN_RUNS_PER_ROW / THREADS)
+
+// The stash's f32 offset of (row, column), row < 2C, column < CHUNK: unpadded rows with the
+// column XOR-swizzled by ((row & 3) << 3) | ((row & 1) << 2) (pairs and aligned quads stay
+// contiguous). The GEMM's float2 stores (a half-warp: rows r..r+3, r % 4 == 0, eight columns)
+// hit four distinct 8-bank groups, and the finish's float4 loads (a quarter-warp: two adjacent
+// rows, four quads each, at columns LEAN_RUN * j + 4h) alternate the quad's half of each group
+// between the rows: both conflict-free without padding.
+__device__ __forceinline__ int stash_at(int row, int col) {
+    return row * CHUNK + (col ^ (((row & 3) << 3) | ((row & 1) << 2)));
+}
+
+// refine_gemm for one row tile `rt` (rows 16 * rt + g and + 8) into acc[nt][4]: each
+// accumulator takes the same products in the same order as there (bias, then per k step the
+// lo-weight product (bf16), the lo-activation product, the hi product), with half the
+// accumulators and fragments live. ff_refine_apply_lean runs it for "a", then for "b".
+__device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, int bstride, int C,
+                                                 int rt, float (*acc)[4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int r = rt * 16 + g;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+        acc[nt][0] = acc[nt][1] = l.pw_b[r];
+        acc[nt][2] = acc[nt][3] = l.pw_b[r + 8];
+    }
+    const int ksteps = C / 16;
+#if DTYPE != 0
+    const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
+#if DTYPE == 2
+    const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
+#endif
+    const S* bs_lo = bs + CHUNK * bstride;
+    // The next k step's fragments load while this one's products run (the last step reloads
+    // its own: clamped, unconditional).
+    const long long f0 = (long long)rt * ksteps * 32 + lane;
+    uint4 ah = hi[f0];
+#if DTYPE == 2
+    uint4 al = lo[f0];
+#endif
+#pragma unroll 1
+    for (int ks = 0; ks < ksteps; ++ks) {
+        const long long fn = f0 + (long long)min(ks + 1, ksteps - 1) * 32;
+        const uint4 nh = hi[fn];
+#if DTYPE == 2
+        const uint4 nl = lo[fn];
+#endif
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            const int off = (nt * 8 + g) * bstride + ks * 16 + 2 * q;
+            const unsigned h0 = *reinterpret_cast<const unsigned*>(bs + off);
+            const unsigned h1 = *reinterpret_cast<const unsigned*>(bs + off + 8);
+            const unsigned l0 = *reinterpret_cast<const unsigned*>(bs_lo + off);
+            const unsigned l1 = *reinterpret_cast<const unsigned*>(bs_lo + off + 8);
+#if DTYPE == 2
+            mma16816(acc[nt], al, h0, h1);
+#endif
+            mma16816(acc[nt], ah, l0, l1);
+            mma16816(acc[nt], ah, h0, h1);
+        }
+        ah = nh;
+#if DTYPE == 2
+        al = nl;
+#endif
+    }
+#else
+    const float* w0 = l.pw + (long long)r * C;
+    const float* w1 = w0 + 8 * C;
+#pragma unroll 4
+    for (int kk = 0; kk < ksteps * 16; ++kk) {
+        float a0 = w0[kk], a1 = w1[kk];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            float v0 = bs[(nt * 8 + 2 * q) * bstride + kk];
+            float v1 = bs[(nt * 8 + 2 * q + 1) * bstride + kk];
+            acc[nt][0] += a0 * v0;
+            acc[nt][1] += a0 * v1;
+            acc[nt][2] += a1 * v0;
+            acc[nt][3] += a1 * v1;
+        }
+    }
+#endif
+}
+
+// A row tile's accumulators (the thread's rows `row` ([0], [1]) and row + 8 ([2], [3]), its
+// columns 8 * nt + 2q and the next) into the stash.
+__device__ __forceinline__ void stash_tile(float* stash, int row, const float (*acc)[4]) {
+    const int q = threadIdx.x & 3;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            *reinterpret_cast<float2*>(stash + stash_at(row + half * 8, nt * 8 + 2 * q)) =
+                make_float2(acc[nt][2 * half], acc[nt][2 * half + 1]);
+        }
+    }
+}
+
+#if __CUDA_ARCH__ >= 900
+// LEAN_RUN consecutive elements of storage type from f32, rounded once each; dst aligned to the
+// run (16 bytes for 16-bit storage, 32 for f32).
+__device__ __forceinline__ void store_run(S* dst, const float* v) {
+#if DTYPE == 0
+    reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
+#else
+    uint4 u;
+    u.x = (unsigned int)from_f32(v[0]) | ((unsigned int)from_f32(v[1]) << 16);
+    u.y = (unsigned int)from_f32(v[2]) | ((unsigned int)from_f32(v[3]) << 16);
+    u.z = (unsigned int)from_f32(v[4]) | ((unsigned int)from_f32(v[5]) << 16);
+    u.w = (unsigned int)from_f32(v[6]) | ((unsigned int)from_f32(v[7]) << 16);
+    *reinterpret_cast<uint4*>(dst) = u;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 3) ff_refine_apply_lean(
+    const float* __restrict__ packed, const float* __restrict__ film,
+    const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
+    const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
+    float* __restrict__ l0map, int C, int H, int W, int t, int gw, int K) {
+    extern __shared__ float ref_smem[];
+    __shared__ float part[WARPS][3];
+    __shared__ float published[2];  // this chunk's (sum, M2), read by every CTA of the cluster
+    __shared__ double partial[2 * MAX_CLUSTER];
+    __shared__ float stat[2];
+    __shared__ __align__(16) float pixel_alpha[CHUNK];  // FusionGate's alpha at the chunk's pixels
+    __shared__ int pixel_offset[CHUNK];                 // their offsets in a [H, W] plane
+    // GroupNorm's weights and biases and the tile's FiLM, [2C] each, staged before the GEMM (see
+    // ff_refine_apply).
+    __shared__ float norm_w[32 * WARPS], norm_b[32 * WARPS], gamma_beta[32 * WARPS];
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
+    const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
+    const Level l = level_at(weights, C);
+    const long long tk = (long long)b * K + k;
+    const float* fk = film + tk * 2 * C;
+    const float* tile = packed + tk * C * P;
+    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {  // visible after refine_operand's sync
+        norm_w[i] = l.gn_w[i];
+        norm_b[i] = l.gn_b[i];
+        gamma_beta[i] = fk[i];
+    }
+    // The stash [2C][CHUNK] at the start of the dynamic shared memory; the operand (mod, bs)
+    // overlays its "b" rows, which are written after the operand's last read.
+    float* stash = ref_smem;
+    const S* bs = refine_operand(tile, fk, l, ref_smem + C * CHUNK, C, t, p0, p1);
+
+    {
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
+        const bool owner = warp < C / 16;
+        const int ca = warp * 16 + g;  // the warp's rows ca ([0], [1]) and ca + 8 ([2], [3])
+        float acc[NT][4];
+        float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
+        if (owner) {
+            // "a": into the stash's first C rows, below the operand.
+            refine_gemm_tile(l, bs, C + 8, C, warp, acc);
+            stash_tile(stash, ca, acc);
+            // "b", then the pair's partial with "a" read back (this thread's own stores).
+            refine_gemm_tile(l, bs, C + 8, C, warp + C / 16, acc);
+            float acc_a[NT][4];
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const float2 v = *reinterpret_cast<const float2*>(
+                        stash + stash_at(ca + half * 8, nt * 8 + 2 * q));
+                    acc_a[nt][2 * half] = v.x;
+                    acc_a[nt][2 * half + 1] = v.y;
+                }
+            }
+            acc_partial(acc_a, acc, p0, p1, cnt, cmean, cm2);
+        }
+        // Its block barrier is also the last read of the operand by any warp: "b" may overwrite it.
+        chunk_partial(cnt, cmean, cm2, part, published);
+        if (owner) stash_tile(stash, C + ca, acc);
+    }
+    cluster_arrive();
+
+    // While the other chunks finish their GEMMs: the residual's base values of the thread's runs
+    // (the packed tile, f32; clamped, unconditional loads, see STAGE), and the gate and map
+    // offset of each pixel.
+    const int runs = C * LEAN_RUNS_PER_ROW;
+    const bool vec = (t % LEAN_RUN) == 0;  // then P % CHUNK == 0: every run is whole, one row
+    float base[LEAN_RUNS_PER_THREAD][LEAN_RUN];
+#pragma unroll
+    for (int i = 0; i < LEAN_RUNS_PER_THREAD; ++i) {
+        const int r = min((int)threadIdx.x + i * THREADS, runs - 1);
+        const int c = r / LEAN_RUNS_PER_ROW, n0 = (r % LEAN_RUNS_PER_ROW) * LEAN_RUN;
+        const float* src = tile + (long long)c * P;
+        if (vec) {
+            const float4 u = *reinterpret_cast<const float4*>(src + p0 + n0);
+            const float4 v = *reinterpret_cast<const float4*>(src + p0 + n0 + 4);
+            base[i][0] = u.x, base[i][1] = u.y, base[i][2] = u.z, base[i][3] = u.w;
+            base[i][4] = v.x, base[i][5] = v.y, base[i][6] = v.z, base[i][7] = v.w;
+        } else {
+#pragma unroll
+            for (int e = 0; e < LEAN_RUN; ++e) base[i][e] = src[min(p0 + n0 + e, p1 - 1)];
+        }
+    }
+    if (threadIdx.x < CHUNK) {
+        const int id = ids[tk];
+        const int p = min(p0 + (int)threadIdx.x, p1 - 1);
+        const int py = div_small(p, t, 1.0f / (float)t);
+        const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
+        const long long pix = (long long)b * H * W + at;
+        pixel_alpha[threadIdx.x] =
+            gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
+        pixel_offset[threadIdx.x] = at;
+    }
+    cluster_wait();
+    if (threadIdx.x == 0) {
+        float v[2 * MAX_CLUSTER];
+#pragma unroll
+        for (int j = 0; j < 2 * MAX_CLUSTER; ++j)  // every load in flight, then the used ones kept
+            v[j] = ld_peer_f32(published + (j & 1), (unsigned int)min(j >> 1, chunks - 1));
+#pragma unroll
+        for (int j = 0; j < 2 * MAX_CLUSTER; ++j) partial[j] = v[j];
+        tile_stats(partial, chunks, C, P, stat);
+    }
+    __syncthreads();  // also publishes the stash, the gate and the offsets to every thread
+    cluster_arrive();  // this CTA's reads of its peers' shared memory are done
+
+    const float mean = stat[0], inv = stat[1];
+#pragma unroll
+    for (int i = 0; i < LEAN_RUNS_PER_THREAD; ++i) {
+        const int r = threadIdx.x + i * THREADS;
+        if (r >= runs) break;
+        const int c = r / LEAN_RUNS_PER_ROW, n0 = (r % LEAN_RUNS_PER_ROW) * LEAN_RUN;
+        const float gwa = norm_w[c], gba = norm_b[c], gwb = norm_w[C + c], gbb = norm_b[C + c];
+        const float gamma = gamma_beta[c], beta = gamma_beta[C + c];
+        float o[LEAN_RUN], d[LEAN_RUN];
+#pragma unroll
+        for (int h = 0; h < LEAN_RUN / 4; ++h) {
+            const int n = n0 + 4 * h;
+            const float4 pa = *reinterpret_cast<const float4*>(stash + stash_at(c, n));
+            const float4 pb = *reinterpret_cast<const float4*>(stash + stash_at(C + c, n));
+            const float4 al = *reinterpret_cast<const float4*>(pixel_alpha + n);
+            const float va[4] = {pa.x, pa.y, pa.z, pa.w}, vb[4] = {pb.x, pb.y, pb.z, pb.w};
+            const float alpha[4] = {al.x, al.y, al.z, al.w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const float x = base[i][4 * h + e];
+                const float refined =
+                    refine_value(va[e], vb[e], x, mean, inv, gwa, gba, gwb, gbb, gamma, beta);
+                o[4 * h + e] = x + alpha[e] * (refined - x);
+                d[4 * h + e] = o[4 * h + e] - x;
+            }
+        }
+        const long long plane = ((long long)b * C + c) * H * W;
+        if (vec) {
+            // t a multiple of LEAN_RUN makes W, x0, p0 and n0 multiples of it: the run is one
+            // row segment at a run-aligned offset.
+            const long long at = plane + pixel_offset[n0];
+            store_run(heavy + at, o);
+            if (l0map) {
+                reinterpret_cast<float4*>(l0map + at)[0] = make_float4(o[0], o[1], o[2], o[3]);
+                reinterpret_cast<float4*>(l0map + at)[1] = make_float4(o[4], o[5], o[6], o[7]);
+            }
+            if (detail) store_run(detail + at, d);
+        } else {
+#pragma unroll
+            for (int e = 0; e < LEAN_RUN; ++e) {
+                if (p0 + n0 + e >= p1) break;
+                const long long at = plane + pixel_offset[n0 + e];
+                heavy[at] = from_f32(o[e]);
+                if (l0map) l0map[at] = o[e];
+                if (detail) detail[at] = from_f32(d[e]);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_base`,
 //! `ff_select`, then per level `ff_pack_*`, `ff_film_hidden`, `ff_film_out` and the refine block:
-//! `ff_refine_apply` as one thread-block cluster per tile on a fused level, `ff_refine` then
-//! `ff_apply` on a split one (`refine.rs`).
+//! `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a fused
+//! level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
 //! A level that selects no tile launches nothing.
 
 use apex_plugin_api::{PluginError, cuda::cuda_error};
@@ -198,17 +198,26 @@ impl Level<'_> {
         unsafe { launch(a, config((l.k, b, slices), 4 * c as usize), "ff_film_out")? };
 
         match &l.refine {
-            LevelRefine::Fused => self.fused(),
+            LevelRefine::Fused => self.fused(false),
+            LevelRefine::Lean => self.fused(true),
             LevelRefine::Split { pre, stats } => self.split(pre, stats),
         }
     }
 
-    /// `ff_refine_apply`: grid (chunks, K, B) in clusters of the tile's chunks.
-    fn fused(&self) -> Result<(), PluginError> {
-        let Self { l, set, .. } = *self;
+    /// `ff_refine_apply` (`lean`: `ff_refine_apply_lean`, same arguments): grid (chunks, K, B)
+    /// in clusters of the tile's chunks.
+    fn fused(&self, lean: bool) -> Result<(), PluginError> {
+        let Self { fast, l, set, .. } = *self;
         let (b, c, h, w) = self.dims;
-        let refine_apply = self.fast.refine_apply.as_ref().ok_or_else(|| {
-            PluginError::cuda("a fused refine level without ff_refine_apply (a plugin bug)")
+        let (function, name, smem) = if lean {
+            (&fast.refine_apply_lean, "ff_refine_apply_lean", l.lean_smem)
+        } else {
+            (&fast.refine_apply, "ff_refine_apply", l.refine_smem)
+        };
+        let refine_apply = function.as_ref().ok_or_else(|| {
+            PluginError::cuda(format!(
+                "a fused refine level without {name} (a plugin bug)"
+            ))
         })?;
         let mut a = ClusterLaunch::new(self.stream, refine_apply);
         a.ptr(&l.packed)
@@ -230,16 +239,17 @@ impl Level<'_> {
             .int(l.t as i32)
             .int(l.gw as i32)
             .int(l.k as i32);
-        let cfg = config((l.chunks, l.k, b), l.refine_smem);
-        // SAFETY: the arguments follow `ff_refine_apply`'s parameters; the buffers are sized from
-        // the same `FfProblem` (see `launch`), `detail` and `l0map` are map-sized or null; the
-        // level was planned fused only where `fits_cluster` held (at most 8 CTAs a cluster, C at
-        // most 16 * WARPS).
+        let cfg = config((l.chunks, l.k, b), smem);
+        // SAFETY: the arguments follow `ff_refine_apply`'s parameters (`ff_refine_apply_lean`'s
+        // are the same); the buffers are sized from the same `FfProblem` (see `launch`), `detail`
+        // and `l0map` are map-sized or null; the level was planned fused (or lean) only where
+        // `fits_cluster` held (at most 8 CTAs a cluster, C at most 16 * WARPS), and `smem` is the
+        // kernel's own (`refine_smem` or `lean_smem`, opted in past 48 KiB in `DeviceState::new`).
         unsafe { a.launch(cfg, l.chunks as u32) }.map_err(|e| {
             let mut err = cuda_error(e);
             err.message = format!(
-                "{} (launching ff_refine_apply: grid {:?} in clusters of {}, {} bytes of dynamic \
-                 shared memory)",
+                "{} (launching {name}: grid {:?} in clusters of {}, {} bytes of dynamic shared \
+                 memory)",
                 err.message, cfg.grid_dim, l.chunks, cfg.shared_mem_bytes
             )
             .into();

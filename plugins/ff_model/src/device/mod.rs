@@ -8,7 +8,8 @@
 //! layout.rs  one level's weights as the kernels read them (pointwise weights in mma fragment order)
 //! state.rs   DeviceState: module, weights, Hilbert tables, scratch, buffer sets (DRAM-cold
 //!            rotation), uploads, poisoning, downloads
-//! refine.rs  how a level runs its refine block: fused (one thread-block cluster per tile) or split
+//! refine.rs  how a level runs its refine block: fused or lean (one thread-block cluster per tile)
+//!            or split
 //! cluster.rs cuLaunchKernelEx with a cluster dimension (the fused refine's launch)
 //! fast.rs    the fast path's launches of one call (ten, twelve with both levels split)
 //! eager.rs   the eager path: one launch per op, the selection on the host (its ids copied in)

@@ -1,8 +1,10 @@
 //! How a level runs its refine block (`cuda/ff_fast.cu`): fused, the tile's chunks as one
 //! thread-block cluster that exchanges its GroupNorm partials in distributed shared memory
-//! (`ff_refine_apply`, sm_90), or split in two launches through the pre-norm tensor in global
-//! memory (`ff_refine`, then `ff_apply`). The fused path is the default wherever it fits; the
-//! split one stays selectable so the GPU check verifies and times both.
+//! (`ff_refine_apply`, sm_90; or `ff_refine_apply_lean`, the same in at most 80 registers a
+//! thread with the GEMM's output stashed in shared memory, three CTAs a SM), or split in two
+//! launches through the pre-norm tensor in global memory (`ff_refine`, then `ff_apply`). The
+//! fused path is the default wherever it fits; the lean and split ones stay selectable so the
+//! GPU check verifies and times all three.
 
 use std::sync::Arc;
 
@@ -20,12 +22,17 @@ pub enum Refine {
     /// and later); split on the others.
     #[default]
     Fused,
+    /// `ff_refine_apply_lean` where `Fused` would run `ff_refine_apply` (same levels, same
+    /// results; three CTAs a SM instead of two); split on the others.
+    FusedLean,
 }
 
 /// One level's refine launches, with the scratch they need.
 pub enum LevelRefine {
     /// `ff_refine_apply`: nothing between refine and apply leaves the cluster.
     Fused,
+    /// `ff_refine_apply_lean`: as `Fused`, the pre-norm values waiting in shared memory.
+    Lean,
     /// `ff_refine` + `ff_apply`: the pre-norm output `[B, K, 2C, t*t]` and each chunk's
     /// GroupNorm partial `[B, K, chunks, 2]` (sum, centred sum of squares), both f32.
     Split {
@@ -55,8 +62,12 @@ impl LevelRefine {
         stream: &Arc<CudaStream>,
     ) -> Result<Self, PluginError> {
         let chunks = (t * t).div_ceil(CHUNK);
-        if refine == Refine::Fused && clusters && fits_cluster(channels, chunks) {
-            return Ok(Self::Fused);
+        if clusters && fits_cluster(channels, chunks) {
+            match refine {
+                Refine::Fused => return Ok(Self::Fused),
+                Refine::FusedLean => return Ok(Self::Lean),
+                Refine::Split => {}
+            }
         }
         let zeros = |n: usize| stream.alloc_zeros::<f32>(n.max(1)).map_err(cuda_error);
         Ok(Self::Split {
@@ -65,8 +76,13 @@ impl LevelRefine {
         })
     }
 
-    pub fn is_fused(&self) -> bool {
-        matches!(self, Self::Fused)
+    /// What the level runs, as the [`Refine`] that names it.
+    pub fn runs(&self) -> Refine {
+        match self {
+            Self::Fused => Refine::Fused,
+            Self::Lean => Refine::FusedLean,
+            Self::Split { .. } => Refine::Split,
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, sys::CUfunction_attribute_enum};
 use super::{
     eager::EagerState,
     layout::level_words,
-    refine::{LevelRefine, Refine},
+    refine::{LevelRefine, Refine, fits_cluster},
 };
 use crate::{
     cpu::FastWeights,
@@ -70,8 +70,10 @@ pub struct LevelState {
     pub k: usize,
     /// Refine CTAs per tile.
     pub chunks: usize,
-    /// Dynamic shared memory of a refine CTA.
+    /// Dynamic shared memory of a refine CTA (`ff_refine`, `ff_refine_apply`).
     pub refine_smem: usize,
+    /// Dynamic shared memory of an `ff_refine_apply_lean` CTA.
+    pub lean_smem: usize,
     pub weights: CudaSlice<f32>,
     pub ids: CudaSlice<i32>,
     pub packed: CudaSlice<f32>,
@@ -97,6 +99,8 @@ pub struct FastFunctions {
     pub apply: CudaFunction,
     /// `ff_refine_apply` (sm_90 and later: it launches as thread-block clusters).
     pub refine_apply: Option<CudaFunction>,
+    /// `ff_refine_apply_lean` (sm_90 and later, as `refine_apply`).
+    pub refine_apply_lean: Option<CudaFunction>,
 }
 
 /// The device side of a case. `sets[0]` is the set uploads, poisoning, downloads and the first
@@ -152,6 +156,15 @@ pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
         .unwrap_or(0);
     let parts = if storage == Storage::F32 { 1 } else { 2 };
     4 * program::CB * (rows * t + 1) + parts * program::CHUNK * (c + 8) * storage.bytes()
+}
+
+/// An `ff_refine_apply_lean` CTA's dynamic shared memory: the stash of the GEMM's output
+/// (`2C x CHUNK` f32), whose second half (the "b" rows, written after the operand's last read)
+/// overlays the operand region of [`refine_smem`]: `C x CHUNK` f32 plus the larger of the two.
+/// At C = 128: 16 KiB + 25.1 KiB (t = 16) or + 23.1 KiB (t = 8), in every storage.
+pub fn lean_smem(c: usize, t: usize, storage: Storage) -> usize {
+    let half = 4 * c * program::CHUNK;
+    half + refine_smem(c, t, storage).max(half)
 }
 
 /// Refuses shapes the kernels cannot run, naming the parameter.
@@ -239,8 +252,11 @@ impl DeviceState {
             refine_apply: (handles.compute_capability_major >= 9)
                 .then(|| f("ff_refine_apply"))
                 .transpose()?,
+            refine_apply_lean: (handles.compute_capability_major >= 9)
+                .then(|| f("ff_refine_apply_lean"))
+                .transpose()?,
         };
-        let clusters = fast.refine_apply.is_some();
+        let clusters = fast.refine_apply.is_some() && fast.refine_apply_lean.is_some();
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);
         let level =
@@ -254,6 +270,7 @@ impl DeviceState {
                     k,
                     chunks,
                     refine_smem: refine_smem(c, t, storage),
+                    lean_smem: lean_smem(c, t, storage),
                     weights: stream.clone_htod(&words).map_err(cuda_error)?,
                     ids: stream
                         .alloc_zeros::<i32>((b * k).max(1))
@@ -279,8 +296,19 @@ impl DeviceState {
             level_words(&weights.l1, &fast_weights.scan_l1, storage),
         )?;
         let smem = l0.refine_smem.max(l1.refine_smem);
-        if smem > 48 * 1024 {
-            for refine in std::iter::once(&fast.refine).chain(&fast.refine_apply) {
+        // The lean kernel only runs on levels that fit a cluster (C <= 128, t <= 16: at most
+        // 16 KiB + 26 KiB); a level that cannot run it must not opt it in past the limit.
+        let lean = [&l0, &l1]
+            .iter()
+            .filter(|l| fits_cluster(c, l.chunks))
+            .map(|l| l.lean_smem)
+            .max()
+            .unwrap_or(0);
+        let opt_in = std::iter::once((&fast.refine, smem))
+            .chain(fast.refine_apply.iter().map(|f| (f, smem)))
+            .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)));
+        for (refine, smem) in opt_in {
+            if smem > 48 * 1024 {
                 refine
                     .set_attribute(
                         CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -362,7 +390,7 @@ impl DeviceState {
     /// Plans both levels' refine launches for `refine` (freeing or allocating the split path's
     /// scratch); the next `run` uses them.
     pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
-        let clusters = self.fast.refine_apply.is_some();
+        let clusters = self.fast.refine_apply.is_some() && self.fast.refine_apply_lean.is_some();
         let shape = (self.batch, self.channels);
         let stream = self.session.stream.clone();
         for level in [&mut self.l0, &mut self.l1] {
@@ -373,9 +401,9 @@ impl DeviceState {
         Ok(())
     }
 
-    /// Whether L0 and L1 run their refine fused.
-    pub fn fused_levels(&self) -> [bool; 2] {
-        [self.l0.refine.is_fused(), self.l1.refine.is_fused()]
+    /// What L0 and L1 run their refine block as.
+    pub fn level_refines(&self) -> [Refine; 2] {
+        [self.l0.refine.runs(), self.l1.refine.runs()]
     }
 
     /// Copies fresh inputs over set 0 and makes the next `run` use it.
@@ -488,5 +516,27 @@ mod tests {
         // 48 KiB less the kernel's static `warp_base[WARPS]` and `total` (and some slack).
         assert!(select_smem(MAX_L0_TILES) + 64 <= 48 * 1024);
         assert_eq!(select_smem(64), 64 * 21);
+    }
+
+    #[test]
+    fn three_lean_refine_ctas_fit_a_sm_at_the_profiles_tiles() {
+        // ff_refine_apply_lean's static shared memory (ptxas, sm_90) and the 1 KiB the driver
+        // reserves a CTA, against the 228 KiB of a H100 SM.
+        const STATIC: usize = 3584;
+        for storage in [Storage::F32, Storage::F16, Storage::Bf16] {
+            assert_eq!(refine_smem(128, 16, storage), 25_728, "{storage:?}");
+            assert_eq!(lean_smem(128, 16, storage), 16_384 + 25_728, "{storage:?}");
+            assert_eq!(lean_smem(128, 8, storage), 16_384 + 23_680, "{storage:?}");
+            for t in [3, 6, 8, 16] {
+                let smem = lean_smem(128, t, storage);
+                assert!(smem <= 48 * 1024, "t = {t}: {smem}");
+                assert!(3 * (smem + STATIC + 1024) <= 228 * 1024, "t = {t}: {smem}");
+            }
+        }
+        // Few channels: the stash's operand half is the operand itself.
+        assert_eq!(
+            lean_smem(16, 6, Storage::F16),
+            4 * 16 * 32 + refine_smem(16, 6, Storage::F16)
+        );
     }
 }
