@@ -29,8 +29,8 @@ if hdr is None:
     print('no sampling column; first rows:'); [print(r[:6]) for r in rows[:8]]; sys.exit()
 h = rows[hdr]
 cols = [j for j, c in enumerate(h) if 'Sampling' in c]
-src = next((j for j, c in enumerate(h) if c.strip().lower() in ('source', 'address', '# source')), 1)
-ln = next((j for j, c in enumerate(h) if c.strip() in ('#', 'Line', '# Line')), 0)
+src = next((j for j, c in enumerate(h) if c.strip().lower() == 'source'), 1)
+ln = next((j for j, c in enumerate(h) if c.strip() in ('#', 'Line', '# Line', 'Line No', 'Address')), 0)
 print('columns:', [h[j] for j in cols])
 def num(x):
     try: return float(x.replace(',', ''))
@@ -106,4 +106,174 @@ call3() {
     ncu -i /tmp/rep3_$v.ncu-rep --page source --csv --print-source sass > /tmp/sass3_$v.csv 2>&1
     echo "== $v: by SASS"; top_lines /tmp/sass3_$v.csv > "$OUT/ncu3_${v}_sass.txt"; head -20 "$OUT/ncu3_${v}_sass.txt"
   done
+}
+
+# Ncu's per-kernel lines of a run: name, DRAM %, µs, registers, warps active %.
+kernel_lines() {
+  grep -E "^  ff_|gpu__time_duration|registers_per|warps_active|dram__throughput" "$1" | sed 's/(int, [^)]*)//' \
+    | awk '/^  ff_/{n=$1; next} {printf "%s %s %s\n", n, $1, $NF}' | paste - - - - | awk '{print $1, "dram%", $3, "us", $6/1000, "regs", $9, "warps%", $12}'
+}
+# Call 4 (issue 13): FiLM in three launches (ff_film_scan a warp per channel; ff_film_fc1 with
+# LayerNorm and ff_film_out applying each weight slice to 8 frames) and Refine::Auto (fused or
+# lean per level by cluster waves), against the previous build (_old: FiLM in two launches, fused
+# default) in the same call: the self-check on every fast shape under auto, the fp16 bench of both
+# binaries, Nsight Compute's per-kernel durations at B=8 and B=1, and the lean kernel's stall
+# samples by source line (the NVRTC file name resolves against the working directory).
+call4() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | head -40
+  step bench_old 100 $B/ff_model_gpu_check_old --bench-only --refine fused,lean
+  step bench_new 100 $X --bench-only --refine auto,fused,lean
+  for f in bench_old bench_new; do echo "-- $f"; grep -E "^(profile|B=8|scaling)" "$OUT/$f.log"; done
+  for s in B=8 profile; do
+    step ncu_${s//=/} 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
+      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      $X --bench-only --only $s --refine auto
+    echo "== ncu $s"; kernel_lines "$OUT/ncu_${s//=/}.log"
+  done
+  (echo '#define DTYPE 1'; cat plugins/ff_model/src/cuda/ff_fast.cu; echo; cat plugins/ff_model/src/cuda/ff_eager.cu) > ff_fast.cu
+  APEX_NVRTC_LINEINFO=1 APEX_KERNEL_CACHE=off ncu --clock-control none --cache-control none --import-source yes \
+    --kernel-name ff_refine_apply_lean --launch-skip 4 --launch-count 1 --section WarpStateStats --section SourceCounters \
+    -o /tmp/rep4 $X --bench-only --only B=8 --refine lean > /dev/null 2>&1
+  ncu -i /tmp/rep4.ncu-rep --page source --csv --print-source cuda > /tmp/src4.csv 2>&1
+  echo "== lean B=8 L0: stall samples by line"; top_lines /tmp/src4.csv | tee "$OUT/ncu4_lean_lines.txt"
+  rm -f ff_fast.cu
+  cat "$OUT"/ncu_B8.log "$OUT"/ncu_profile.log > "$OUT/ncu_kernels.txt"; rm -f "$OUT"/ncu_B8.log "$OUT"/ncu_profile.log
+  cat "$OUT/table.txt"
+}
+
+# Call 5 (issue 13): call 4's build plus ff_pack's 4-pixel loads, FiLM's weight loads issued
+# before the vectors are staged and the one-chunk scan in registers, and a check shape with more
+# than 32 tiles a level (the chunked scan): the self-check of every fast shape under auto, the
+# fp16 bench against the previous build (_old) in the same call, Nsight Compute's per-kernel
+# durations at B=8 and B=1, and the lean L0 kernel's stall samples by SASS instruction with its
+# CUDA line (source page, cuda,sass).
+call5() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | head -40
+  step bench_old 100 $B/ff_model_gpu_check_old --bench-only --refine fused,lean
+  step bench_new 100 $X --bench-only --refine auto,fused,lean
+  for f in bench_old bench_new; do echo "-- $f"; grep -E "^(profile|B=8|scaling)" "$OUT/$f.log"; done
+  for s in B=8 profile; do
+    step ncu_${s//=/} 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
+      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      $X --bench-only --only $s --refine auto
+    echo "== ncu $s"; kernel_lines "$OUT/ncu_${s//=/}.log"
+  done
+  (echo '#define DTYPE 1'; cat plugins/ff_model/src/cuda/ff_fast.cu; echo; cat plugins/ff_model/src/cuda/ff_eager.cu) > ff_fast.cu
+  APEX_NVRTC_LINEINFO=1 APEX_KERNEL_CACHE=off ncu --clock-control none --cache-control none --import-source yes \
+    --kernel-name ff_refine_apply_lean --launch-skip 4 --launch-count 1 --section WarpStateStats --section SourceCounters \
+    -o /tmp/rep5 $X --bench-only --only B=8 --refine lean > /dev/null 2>&1
+  ncu -i /tmp/rep5.ncu-rep --page source --csv --print-source cuda,sass > /tmp/src5.csv 2>&1
+  head -c 1500 /tmp/src5.csv; echo
+  python3 - /tmp/src5.csv > "$OUT/ncu5_lean_by_line.txt" <<'PY'
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1], errors='replace')))
+hdr = next(i for i, r in enumerate(rows) if any('Sampling (All' in c for c in r))
+h = rows[hdr]; col = next(j for j, c in enumerate(h) if 'Sampling (All' in c)
+print('header:', h[:8])
+def num(x):
+    try: return float(x.replace(',', ''))
+    except Exception: return 0.0
+per_line = collections.Counter(); text = {}; cur = None; sass_top = []
+for r in rows[hdr + 1:]:
+    if not r: continue
+    # a CUDA line row names the file's line; SASS rows carry an address
+    if len(r) > 1 and r[0].strip().isdigit() and not r[0].startswith('0x'):
+        cur = int(r[0]); text[cur] = r[1].strip()[:100]
+    v = num(r[col]) if len(r) > col else 0.0
+    if cur is not None: per_line[cur] += v
+    sass_top.append((v, cur, ' | '.join(x.strip() for x in r[:3])[:120]))
+tot = sum(per_line.values()) or 1
+print('== by CUDA line (%% of samples)')
+for ln, v in per_line.most_common(40): print('%6.1f%% %5d %s' % (100 * v / tot, ln, text.get(ln, '')))
+print('== top SASS rows')
+for v, ln, t in sorted(sass_top, reverse=True)[:40]: print('%6.1f%% line %s %s' % (100 * v / tot, ln, t))
+PY
+  head -60 "$OUT/ncu5_lean_by_line.txt"
+  rm -f ff_fast.cu
+  cat "$OUT"/ncu_B8.log "$OUT"/ncu_profile.log > "$OUT/ncu_kernels.txt"; rm -f "$OUT"/ncu_B8.log "$OUT"/ncu_profile.log
+  cat "$OUT/table.txt"
+}
+
+# Call 6 (issue 13): call 5's build with every channel's rows staged in one round of loads (CB 128):
+# the self-check of every fast shape under auto plus fused and lean explicitly at the profile and
+# B=8, the fp16 bench against the previous build (_old) in the same call, per-kernel durations at
+# B=8 and B=1, and the lean L0 kernel's stall samples by CUDA line.
+call6() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 200 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  step ff_check2 150 $X --only 'profile,B=8' --refine fused,lean
+  cat "$OUT/ff_check.log" "$OUT/ff_check2.log" | awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -50
+  step bench_old 100 $B/ff_model_gpu_check_old --bench-only --refine fused,lean
+  step bench_new 100 $X --bench-only --refine auto,fused,lean
+  for f in bench_old bench_new; do echo "-- $f"; grep -E "^(profile|B=8|scaling)" "$OUT/$f.log"; done
+  for s in B=8 profile; do
+    step ncu_${s//=/} 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
+      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      $X --bench-only --only $s --refine auto
+    echo "== ncu $s"; kernel_lines "$OUT/ncu_${s//=/}.log"
+  done
+  (echo '#define DTYPE 1'; cat plugins/ff_model/src/cuda/ff_fast.cu; echo; cat plugins/ff_model/src/cuda/ff_eager.cu) > ff_fast.cu
+  APEX_NVRTC_LINEINFO=1 APEX_KERNEL_CACHE=off ncu --clock-control none --cache-control none --import-source yes \
+    --kernel-name ff_refine_apply_lean --launch-skip 4 --launch-count 1 --section WarpStateStats --section SourceCounters \
+    -o /tmp/rep6 $X --bench-only --only B=8 --refine lean > /dev/null 2>&1
+  ncu -i /tmp/rep6.ncu-rep --page source --csv --print-source cuda > /tmp/src6.csv 2>&1
+  ncu -i /tmp/rep6.ncu-rep --page source --csv --print-source cuda,sass > /tmp/src6s.csv 2>&1
+  python3 - /tmp/src6s.csv > "$OUT/ncu6_lean_by_line.txt" <<'PY'
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1], errors='replace')))
+hdr = next(i for i, r in enumerate(rows) if any('Sampling (All' in c for c in r))
+h = rows[hdr]; col = next(j for j, c in enumerate(h) if 'Sampling (All' in c)
+def num(x):
+    try: return float(x.replace(',', ''))
+    except Exception: return 0.0
+per_line = collections.Counter(); text = {}; cur = None
+for r in rows[hdr + 1:]:
+    if len(r) <= col: continue
+    if r[0].strip().isdigit():  # a CUDA line's row carries the sum of its SASS rows
+        cur = int(r[0]); text[cur] = r[1].strip()[:100]; per_line[cur] += num(r[col])
+tot = sum(per_line.values()) or 1
+print('samples', tot)
+for ln, v in per_line.most_common(45): print('%6.1f%% %5d %s' % (100 * v / tot, ln, text.get(ln, '')))
+PY
+  head -48 "$OUT/ncu6_lean_by_line.txt"
+  rm -f ff_fast.cu
+  cat "$OUT"/ncu_B8.log "$OUT"/ncu_profile.log > "$OUT/ncu_kernels.txt"; rm -f "$OUT"/ncu_B8.log "$OUT"/ncu_profile.log
+  cat "$OUT/table.txt"
+}
+
+HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+# Call 7 (issue 13): the session's ff_model build (Refine::Auto; FiLM in three launches; ff_pack's
+# 4-pixel loads; every channel's rows staged in one round, with call 6's illegal address at
+# C < 128 fixed): the self-check of every fast shape under auto, the C=16 shape under each refine
+# path, racecheck (lean at the profile; auto at C=16), the fp16 bench against the previous build,
+# then the PyTorch anchor on the plugin's export and `apex-host run --filter 'ff_model.*'` with
+# the anchor's rows, in one call.
+call7() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 200 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  step ff_check_c16 100 $X --only 'C=16 36x60 tiles 6/3' --refine fused,lean,split
+  cat "$OUT/ff_check.log" "$OUT/ff_check_c16.log" | awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -50
+  step race_lean 120 compute-sanitizer --tool racecheck --print-limit 10 $X --only profile --refine lean
+  step race_c16 60 compute-sanitizer --tool racecheck --print-limit 10 $X --only 'C=16 36x60 tiles 6/3' --refine auto
+  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|RESULT|hazard" "$OUT"/race_*.log | head -12
+  cat "$OUT"/race_*.log > "$OUT/racecheck.txt"; rm -f "$OUT"/race_*.log
+  step bench_old 100 $B/ff_model_gpu_check_old --bench-only --refine fused,lean
+  step bench_new 100 $X --bench-only --refine auto,fused,lean
+  for f in bench_old bench_new; do echo "-- $f"; grep -E "^(profile|B=8|scaling)" "$OUT/$f.log"; done
+  cat "$OUT/bench_old.log" "$OUT/bench_new.log" > "$OUT/bench.txt"; rm -f "$OUT/bench_old.log" "$OUT/bench_new.log"
+  step ff_export 120 $B/ff_model_export --out /tmp/ff_export
+  mkdir -p /tmp/anchor; step ff_torch 300 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
+  grep -E "eager|compile|reduce|parity|frames" "$OUT/ff_torch.log" | head -16
+  step ff_run 200 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
+    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
+  tail -3 "$OUT/ff_run.log"
+  grep -iE "torch|frames" /tmp/ff/summary.md | head -16
+  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
+  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
+  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
+  cat "$OUT/table.txt"
 }

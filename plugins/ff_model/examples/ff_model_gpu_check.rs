@@ -2,9 +2,10 @@
 //! of the fast path's refine block fused, lean and split.
 //!
 //! Check: every checked shape of the fast path and five of the eager path, in fp16, bf16 and fp32;
-//! the fast path once per refine path asked for (`fused`: `ff_refine_apply` on each level whose
-//! tiles fit one thread-block cluster, split on the others; `lean`: `ff_refine_apply_lean` on the
-//! same levels; `split`: `ff_refine` + `ff_apply` everywhere). Each case: two calls on fresh
+//! the fast path once per refine path asked for (`auto`, the plugin's default: per level the
+//! fused kernel of fewer cluster waves; `fused`: `ff_refine_apply` on each level whose tiles fit
+//! one thread-block cluster, split on the others; `lean`: `ff_refine_apply_lean` on the same
+//! levels; `split`: `ff_refine` + `ff_apply` everywhere). Each case: two calls on fresh
 //! inputs with poisoned outputs, a call after `rotate(4)`, and a never-run poisoned output that
 //! must fail; per output (heavy_features, detail_map, alpha) the largest error against the f64
 //! reference and the share of its tolerance bound it used.
@@ -18,7 +19,7 @@
 //! ```text
 //! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine PATH[,PATH..]] [--bench | --bench-only]
 //! ```
-//! PATH: `fused`, `lean` or `split` (default `fused,split`).
+//! PATH: `auto`, `fused`, `lean` or `split` (default `auto,split`).
 //! Exits 0 when every check (and every bench row's verify) passes, 1 when one fails, 2 without a
 //! GPU, 3 on a bad argument.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -53,6 +54,16 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
         ("256x256", vec![i("height", 256), i("width", 256)]),
         ("B=3", vec![i("batch", 3)]),
         ("B=8", vec![i("batch", 8)]),
+        (
+            // Every L0 tile and 160 L1 tiles: FiLM's scan over more than one 32-token chunk.
+            "K=64/160",
+            vec![
+                ("budget_b1", ParamValue::Float(1e4)),
+                ("budget_b2", ParamValue::Float(1e4)),
+                i("kmax_l0", 64),
+                i("kmax_l1", 160),
+            ],
+        ),
         (
             "C=16 36x60 tiles 6/3",
             vec![
@@ -141,6 +152,7 @@ fn setup(
 /// `eager`.
 fn plan(case: &FfCase) -> String {
     let name = |r: Refine| match r {
+        Refine::Auto => "auto",
         Refine::Fused => "fused",
         Refine::FusedLean => "lean",
         Refine::Split => "split",
@@ -320,15 +332,16 @@ fn main() -> ExitCode {
     let bench_only = args.iter().any(|a| a == "--bench-only");
     let bench = bench_only || args.iter().any(|a| a == "--bench");
     let mut refines = Vec::new();
-    for name in list(&args, "--refine").unwrap_or_else(|| vec!["fused".into(), "split".into()]) {
+    for name in list(&args, "--refine").unwrap_or_else(|| vec!["auto".into(), "split".into()]) {
         refines.push(match name.as_str() {
+            "auto" => Refine::Auto,
             "fused" => Refine::Fused,
             "lean" => Refine::FusedLean,
             "split" => Refine::Split,
             other => {
                 eprintln!(
-                    "ff_model_gpu_check: --refine {other}: expected fused, lean or split (or a \
-                     comma list of them)"
+                    "ff_model_gpu_check: --refine {other}: expected auto, fused, lean or split (or \
+                     a comma list of them)"
                 );
                 return ExitCode::from(3);
             }

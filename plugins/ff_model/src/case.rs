@@ -137,13 +137,14 @@ impl FfCase {
     }
 
     /// CUDA: runs the refine block of each level `refine`'s way from the next call on (the
-    /// default is [`Refine::Fused`] wherever a level fits it); the GPU check verifies and times
+    /// default is [`Refine::Auto`]: the fused kernel of fewer waves wherever a level fits a
+    /// cluster); the GPU check verifies and times
     /// every path this way.
     pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
         match &mut self.engine {
             Engine::Cuda(device) => device.set_refine(refine),
             Engine::Cpu(_) => Err(PluginError::invalid(
-                "the refine path (fused, lean or split) is a choice of the CUDA fast path (hint: \
+                "the refine path (auto, fused, lean or split) is a choice of the CUDA fast path (hint: \
                  set it on a cuda case)",
             )),
         }

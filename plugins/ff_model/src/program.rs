@@ -14,12 +14,15 @@ pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
 
 /// Pixels of a tile one refine CTA covers (`CHUNK` in the source).
 pub const CHUNK: usize = 32;
-/// Channels whose modulated rows a refine CTA stages at a time (`CB` in the source).
-pub const CB: usize = 32;
+/// Most channels whose modulated rows a refine CTA stages at a time (`CB` in the source).
+pub const CB: usize = 128;
 /// Elements of a tile each `ff_apply` thread finishes (`APPLY_PER_THREAD` in the source).
 pub const APPLY_PER_THREAD: usize = 4;
-/// Rows of FiLM's first linear one `ff_film_hidden` block computes (`FC1_ROWS` in the source).
+/// Rows of FiLM's first linear one `ff_film_fc1` block computes (`FC1_ROWS` in the source).
 pub const FC1_ROWS: usize = 32;
+/// Frames whose tokens one FiLM linear block multiplies by its weight slice (`FILM_TOKENS` in
+/// the source).
+pub const FILM_TOKENS: usize = 8;
 /// Rows of FiLM's second linear one `ff_film_out` block computes (`FC2_ROWS` in the source).
 pub const FC2_ROWS: usize = 64;
 /// The most CTAs of one `ff_refine_apply` cluster (`MAX_CLUSTER` in the source): the portable
@@ -68,7 +71,8 @@ mod tests {
                 "ff_select",
                 "ff_pack_s",
                 "ff_pack_f",
-                "ff_film_hidden",
+                "ff_film_scan",
+                "ff_film_fc1",
                 "ff_film_out",
                 "ff_refine",
                 "ff_apply",

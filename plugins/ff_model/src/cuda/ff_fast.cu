@@ -1,13 +1,15 @@
-// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): ten launches per call (twelve
-// with both levels' refine split), no host synchronisation, every shape a kernel argument (one
+// The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): twelve launches per call
+// (fourteen with both levels' refine split), no host synchronisation, every shape a kernel argument (one
 // module per storage type serves every case).
 //
 //   ff_base        heavy = dense, detail = 0, alpha = the L1 gate over the whole map (one pass)
 //   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
 //   per level (L0 on dense, then L1 on the L0 result):
 //   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
-//   ff_film_hidden the bidirectional scan up to each tile, LayerNorm, FiLM's first linear + SiLU
-//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile
+//   ff_film_scan   the bidirectional scan over the frame's tiles (a warp per channel)
+//   ff_film_fc1    LayerNorm, FiLM's first linear + SiLU per tile (a weight slice for up to 8
+//                  frames)
+//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile (likewise)
 //   ff_refine      modulate, depthwise 3x3, pointwise GEMM (tensor cores) per 32-pixel chunk:
 //                  the pre-norm output [B,K,2C,t*t] (f32) and the chunk's GroupNorm partials
 //   ff_apply       GroupNorm (the tile's partials combined), a*relu(b) + residual, FusionGate,
@@ -320,7 +322,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
 
 // ---------------------------------------------------------------------------------------------
 // ff_pack_s / ff_pack_f: grid (K, B, ceil(C / WARPS)), a warp per channel. packed[b,k,c,:] = the
-// tile's pixels of src[b,c,:,:] as f32; tokens[b,k,c] = their mean.
+// tile's pixels of src[b,c,:,:] as f32; tokens[b,k,c] = their mean. Where t and W are multiples
+// of 4 (every tile row a run of whole 4-pixel groups, 8- or 16-byte aligned) each lane moves four
+// pixels a load and a float4 a store, all its loads in flight at once; elsewhere a pixel a load.
 
 template <typename T>
 __device__ __forceinline__ float load_f32(const T* p);
@@ -330,6 +334,25 @@ __device__ __forceinline__ float load_f32<float>(const float* p) { return *p; }
 template <>
 __device__ __forceinline__ float load_f32<S>(const S* p) { return to_f32(*p); }
 #endif
+
+// Four consecutive elements from a 4-element-aligned address, as f32.
+template <typename T>
+__device__ __forceinline__ float4 load4_f32(const T* p);
+template <>
+__device__ __forceinline__ float4 load4_f32<float>(const float* p) {
+    return *reinterpret_cast<const float4*>(p);
+}
+#if DTYPE != 0
+template <>
+__device__ __forceinline__ float4 load4_f32<S>(const S* p) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    return make_float4(to_f32((S)(v.x & 0xffffu)), to_f32((S)(v.x >> 16)),
+                       to_f32((S)(v.y & 0xffffu)), to_f32((S)(v.y >> 16)));
+}
+#endif
+
+// 4-pixel loads a lane keeps in flight in ff_pack (a 16x16 tile is 64 of them: two a lane).
+#define PACK_STAGE 2
 
 template <typename T>
 __device__ void ff_pack(const T* __restrict__ src, const int* __restrict__ ids,
@@ -344,20 +367,40 @@ __device__ void ff_pack(const T* __restrict__ src, const int* __restrict__ ids,
     const T* plane = src + ((long long)b * C + c) * H * W;
     float* out = packed + (((long long)b * K + k) * C + c) * P;
     float sum = 0.0f;
-    for (int p0 = lane; p0 < P; p0 += 32 * STAGE) {
-        float v[STAGE];
+    if ((t & 3) == 0 && (W & 3) == 0) {
+        const int quads = P / 4;
+        for (int q0 = lane; q0 < quads; q0 += 32 * PACK_STAGE) {
+            float4 v[PACK_STAGE];
 #pragma unroll
-        for (int u = 0; u < STAGE; ++u) {  // clamped, unconditional loads: all in flight at once
-            const int p = min(p0 + 32 * u, P - 1);
-            const int py = div_small(p, t, inv_t);
-            v[u] = load_f32<T>(plane + (long long)(y0 + py) * W + x0 + p - py * t);
+            for (int u = 0; u < PACK_STAGE; ++u) {  // clamped, unconditional loads: all in flight
+                const int p = 4 * min(q0 + 32 * u, quads - 1), py = div_small(p, t, inv_t);
+                v[u] = load4_f32<T>(plane + (long long)(y0 + py) * W + x0 + p - py * t);
+            }
+#pragma unroll
+            for (int u = 0; u < PACK_STAGE; ++u) {
+                const int q = q0 + 32 * u;
+                if (q < quads) {
+                    reinterpret_cast<float4*>(out)[q] = v[u];
+                    sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+                }
+            }
         }
+    } else {
+        for (int p0 = lane; p0 < P; p0 += 32 * STAGE) {
+            float v[STAGE];
 #pragma unroll
-        for (int u = 0; u < STAGE; ++u) {
-            const int p = p0 + 32 * u;
-            if (p < P) {
-                out[p] = v[u];
-                sum += v[u];
+            for (int u = 0; u < STAGE; ++u) {  // clamped, unconditional loads: all in flight
+                const int p = min(p0 + 32 * u, P - 1);
+                const int py = div_small(p, t, inv_t);
+                v[u] = load_f32<T>(plane + (long long)(y0 + py) * W + x0 + p - py * t);
+            }
+#pragma unroll
+            for (int u = 0; u < STAGE; ++u) {
+                const int p = p0 + 32 * u;
+                if (p < P) {
+                    out[p] = v[u];
+                    sum += v[u];
+                }
             }
         }
     }
@@ -378,119 +421,231 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
 }
 
 #define GEMV_LOADS 8
-// A slice of y = w x + bias (w row-major [n_out][n_in] in global memory, x in shared memory, both
-// 16-byte aligned, n_in a multiple of 4): the rows [row0, row0 + blockDim/split), each shared by
-// `split` adjacent threads (a power of two <= 32) that read a contiguous 1/split of the row as
-// float4s, all loads in flight at once, and add their partials with shuffles. Returns the row's
-// value to the group's first thread (s == 0), or nothing past n_out.
-__device__ __forceinline__ bool gemv_slice(const float* __restrict__ w, const float* __restrict__ bias,
-                                           const float* x, int n_in, int n_out, int row0, int split,
-                                           int* row_out, float* value) {
-    const float4* x4 = reinterpret_cast<const float4*>(x);
-    const int quads = n_in / 4, per = (quads + split - 1) / split, s = threadIdx.x % split;
-    const int o = row0 + threadIdx.x / split;
-    const int oc = min(o, n_out - 1), j0 = s * per, j1 = min(j0 + per, quads);
-    const float4* row = reinterpret_cast<const float4*>(w + (long long)oc * n_in);
-    float z0 = 0.0f, z1 = 0.0f;
-    for (int j = j0; j < j1; j += GEMV_LOADS) {
-        float4 v[GEMV_LOADS];
+// Tokens (batch entries of one tile index) a FiLM linear block multiplies by its weight slice.
+#define FILM_TOKENS 8
+// A slice of y_t = w x_t + bias for nt <= FILM_TOKENS vectors x_t (w row-major [n_out][n_in] in
+// global memory; x [nt][n_in] in shared memory; both 16-byte aligned, n_in a multiple of 4): the
+// rows [row0, row0 + blockDim/split), each shared by `split` adjacent threads (a power of two
+// <= 32) that read a contiguous 1/split of the row as float4s, use each loaded weight for every
+// vector, and add their partials with shuffles. gemv_begin issues the thread's first GEMV_LOADS
+// weight loads (all of them at C = 128), so that they are in flight while the block stages and
+// normalises its vectors; gemv_finish then gives z[t] row o's value for x_t on the group's first
+// thread (s == 0; the return value), nothing past n_out. nt is the same for the whole block.
+struct GemvSlice {
+    const float4* row;
+    int j0, j1, o, oc, s;
+    float4 v[GEMV_LOADS];
+};
+
+__device__ __forceinline__ GemvSlice gemv_begin(const float* __restrict__ w, int n_in, int n_out,
+                                                int row0, int split) {
+    GemvSlice g;
+    const int quads = n_in / 4, per = (quads + split - 1) / split;
+    g.s = threadIdx.x % split;
+    g.o = row0 + threadIdx.x / split;
+    g.oc = min(g.o, n_out - 1);
+    g.j0 = g.s * per;
+    g.j1 = min(g.j0 + per, quads);
+    g.row = reinterpret_cast<const float4*>(w + (long long)g.oc * n_in);
 #pragma unroll
-        for (int u = 0; u < GEMV_LOADS; ++u) v[u] = row[min(j + u, j1 - 1)];
+    for (int u = 0; u < GEMV_LOADS; ++u) g.v[u] = g.row[max(min(g.j0 + u, g.j1 - 1), 0)];
+    return g;
+}
+
+__device__ __forceinline__ bool gemv_finish(GemvSlice& g, const float* __restrict__ bias,
+                                            const float* x, int nt, int n_in, int split,
+                                            int n_out, float* z) {
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    const int quads = n_in / 4;
+#pragma unroll
+    for (int t = 0; t < FILM_TOKENS; ++t) z[t] = 0.0f;
+    for (int j = g.j0; j < g.j1; j += GEMV_LOADS) {
+        if (j != g.j0) {
+#pragma unroll
+            for (int u = 0; u < GEMV_LOADS; ++u) g.v[u] = g.row[min(j + u, g.j1 - 1)];
+        }
 #pragma unroll
         for (int u = 0; u < GEMV_LOADS; ++u) {
-            const float4 xv = x4[min(j + u, j1 - 1)];
-            const float d = v[u].x * xv.x + v[u].y * xv.y + v[u].z * xv.z + v[u].w * xv.w;
-            if (j + u < j1) {
-                if (u & 1) z1 += d;
-                else z0 += d;
+            if (j + u >= g.j1) break;
+#pragma unroll
+            for (int t = 0; t < FILM_TOKENS; ++t) {
+                if (t >= nt) break;
+                const float4 xv = x4[t * quads + j + u];
+                z[t] += g.v[u].x * xv.x + g.v[u].y * xv.y + g.v[u].z * xv.z + g.v[u].w * xv.w;
             }
         }
     }
-    float z = z0 + z1;
-    for (int m = split / 2; m > 0; m >>= 1) z += __shfl_xor_sync(0xffffffffu, z, m);
-    *row_out = o;
-    *value = z + bias[oc];
-    return s == 0 && o < n_out;
+#pragma unroll
+    for (int t = 0; t < FILM_TOKENS; ++t) {
+        for (int m = split / 2; m > 0; m >>= 1) z[t] += __shfl_xor_sync(0xffffffffu, z[t], m);
+        z[t] += bias[g.oc];
+    }
+    return g.s == 0 && g.o < n_out;
 }
 
 // ---------------------------------------------------------------------------------------------
-// FiLM in two launches, so that no block reads more than a slice of the weights: one block per
-// tile and all of FiLM's 192 KiB of f32 weights (C = 128) spent 16 us per level waiting on those
-// loads (Nsight Compute, H100: 48 % of the warp stalls on long scoreboards, 20 % idle at the exit
-// barrier); 1024-thread blocks splitting each row were no faster (18 us).
+// FiLM in three launches. One block per tile that recomputed the scan and read all of FiLM's
+// weights spent 16 us per level waiting on those loads (Nsight Compute, H100); slices of the rows
+// per block (then two launches) fixed B=1, but at B=8 every (tile, frame) block still read its
+// slice, the same few KiB from L2 by ~1,000 blocks (L1's two launches: 39 us on an H100). Now
+// the scan runs once per channel of a frame, and each linear block applies its weight slice to
+// the tile's FILM_TOKENS frames at once.
 //
-// ff_film_hidden: grid (K, B, ceil(C / FC1_ROWS)). The bidirectional scan's output at tile k
-// (forward over 0..k, backward over K-1..k, from zero states; the frame's tokens staged in
-// shared memory), cleaned, LayerNorm(C), then FC1_ROWS rows of Linear(C->C) and SiLU into
-// hidden[b,k,:]. Shared memory: (K + 1) * C floats.
+// ff_film_scan: grid (B, ceil(C / WARPS)), a warp per channel. The bidirectional scan over the
+// frame's K tokens (forward over 0..k, backward over K-1..k, from zero states) for every tile:
+// s_j = a s_(j-1) + u_j is a linear recurrence, so the warp scans 32 tokens at a time in five
+// shuffle steps (s_j += a^d s_(j-d)) and carries the chunk's last state into the next chunk
+// (+ a^(lane+1) carry). The cleaned sum of both directions' outputs goes to scanned[b,k,c]
+// (forward first, read back by the same warp for the backward pass).
 #define FC1_ROWS 32
 #define FC2_ROWS 64
 
-extern "C" __global__ void __launch_bounds__(THREADS) ff_film_hidden(
-    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ hidden,
-    int C, int K) {
-    extern __shared__ float film_smem[];
-    __shared__ float red[WARPS + 1];
-    float* tok = film_smem;
-    float* x = film_smem + K * C;
-    const int k = blockIdx.x, b = blockIdx.y;
-    const Level l = level_at(weights, C);
-    const float* src = tokens + (long long)b * K * C;
-    for (int i0 = threadIdx.x; i0 < K * C; i0 += STAGE * blockDim.x) {
-        float v[STAGE];
+// a^n for 1 <= n <= 32 (five squarings).
+__device__ __forceinline__ float pow_small(float a, int n) {
+    float r = 1.0f;
 #pragma unroll
-        for (int u = 0; u < STAGE; ++u) v[u] = src[min(i0 + u * (int)blockDim.x, K * C - 1)];
-#pragma unroll
-        for (int u = 0; u < STAGE; ++u) {
-            const int i = i0 + u * blockDim.x;
-            if (i < K * C) tok[i] = clean_token(v[u]);
-        }
+    for (int bit = 0; bit < 6; ++bit) {
+        if (n & (1 << bit)) r *= a;
+        a *= a;
     }
-    __syncthreads();
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
-        const float* p = l.scan;
-        float a = p[c], oma = p[C + c], ig = p[2 * C + c], sb = p[3 * C + c], og = p[4 * C + c];
-        float s = 0.0f;
-        for (int j = 0; j <= k; ++j) s = a * s + oma * (ig * tok[j * C + c] + sb);
-        float y = p[10 * C + c] * (og * s);
-        a = p[5 * C + c], oma = p[6 * C + c], ig = p[7 * C + c], sb = p[8 * C + c];
-        og = p[9 * C + c];
-        s = 0.0f;
-        for (int j = K - 1; j >= k; --j) s = a * s + oma * (ig * tok[j * C + c] + sb);
-        y = y + p[11 * C + c] * (og * s);
-        x[c] = clean_token(y);
-    }
-    __syncthreads();
-    float part = 0.0f;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) part += x[c];
-    const float mean = block_sum(part, red) / (float)C;
-    part = 0.0f;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) part += (x[c] - mean) * (x[c] - mean);
-    const float inv = rsqrtf(block_sum(part, red) / (float)C + (float)NORM_EPS);
-    for (int c = threadIdx.x; c < C; c += blockDim.x) x[c] = (x[c] - mean) * inv * l.ln_w[c] + l.ln_b[c];
-    __syncthreads();
-    int o;
-    float z;
-    if (gemv_slice(l.fc1, l.fc1_b, x, C, C, blockIdx.z * FC1_ROWS, THREADS / FC1_ROWS, &o, &z))
-        hidden[((long long)b * K + k) * C + o] = z * sigmoidf_(z);
+    return r;
 }
 
-// ff_film_out: grid (K, B, ceil(2C / FC2_ROWS)). FC2_ROWS rows of Linear(C->2C) of the tile's
-// hidden vector: film[b,k,0..C) = tanh(gamma_raw), film[b,k,C..2C) = beta. Shared memory: C floats.
+// The inclusive scan s_j = a s_(j-1) + u_j over the warp's lanes (token j in lane j), plus
+// a^(lane+1) times the state carried in from the previous chunk.
+__device__ __forceinline__ float warp_linear_scan(float u, float a, float carry) {
+    const int lane = threadIdx.x & 31;
+    float s = u, ad = a;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const float up = __shfl_up_sync(0xffffffffu, s, d);
+        if (lane >= d) s += ad * up;
+        ad *= ad;
+    }
+    return s + pow_small(a, lane + 1) * carry;
+}
+
+// One direction's recurrence of channel c: its coefficients from the level's scan block.
+struct ScanDir {
+    float a, oma, ig, sb, og, wo;
+};
+
+__device__ __forceinline__ ScanDir scan_dir(const float* p, int C, int c, bool forward) {
+    const int o = forward ? 0 : 5 * C;
+    return ScanDir{p[o + c],         p[o + C + c],     p[o + 2 * C + c],
+                   p[o + 3 * C + c], p[o + 4 * C + c], p[(forward ? 10 : 11) * C + c]};
+}
+
+// One direction over 32-token chunks: token j = base + lane (forward) or K - 1 - (base + lane)
+// (backward); out[j] = wo * og * s_j (forward), out[j] = clean(out[j] + wo * og * s_j)
+// (backward, after the forward pass of the same warp). The warp's lanes all take part.
+__device__ __forceinline__ void scan_direction(const float* __restrict__ tok, float* out,
+                                               const ScanDir& d, int K, int C, bool forward) {
+    const int lane = threadIdx.x & 31;
+    float carry = 0.0f;
+    for (int base = 0; base < K; base += 32) {
+        const int i = base + lane, j = forward ? i : K - 1 - i;
+        const bool valid = i < K;
+        const float x = valid ? clean_token(tok[(long long)j * C]) : 0.0f;
+        const float s = warp_linear_scan(valid ? d.oma * (d.ig * x + d.sb) : 0.0f, d.a, carry);
+        carry = __shfl_sync(0xffffffffu, s, 31);
+        if (valid) {
+            float* y = out + (long long)j * C;
+            *y = forward ? d.wo * (d.og * s) : clean_token(*y + d.wo * (d.og * s));
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
+    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ scanned,
+    int C, int K) {
+    const int b = blockIdx.x, c = blockIdx.y * WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (c >= C) return;
+    const Level l = level_at(weights, C);
+    const float* tok = tokens + (long long)b * K * C + c;
+    float* out = scanned + (long long)b * K * C + c;
+    const ScanDir fw = scan_dir(l.scan, C, c, true), bw = scan_dir(l.scan, C, c, false);
+    if (K <= 32) {
+        // One chunk: both directions at once, lane l holding token l forward and token K-1-l
+        // backward; the forward output of token K-1-l comes from lane K-1-l.
+        const bool valid = lane < K;
+        const int mirror = valid ? K - 1 - lane : 0;
+        const float xf = valid ? clean_token(tok[(long long)lane * C]) : 0.0f;
+        const float xb = valid ? clean_token(tok[(long long)mirror * C]) : 0.0f;
+        const float sf = warp_linear_scan(valid ? fw.oma * (fw.ig * xf + fw.sb) : 0.0f, fw.a, 0.0f);
+        const float sb = warp_linear_scan(valid ? bw.oma * (bw.ig * xb + bw.sb) : 0.0f, bw.a, 0.0f);
+        const float yf = __shfl_sync(0xffffffffu, fw.wo * (fw.og * sf), mirror);
+        if (valid) out[(long long)mirror * C] = clean_token(yf + bw.wo * (bw.og * sb));
+        return;
+    }
+    scan_direction(tok, out, fw, K, C, true);
+    __syncwarp();  // the forward outputs, written by other lanes, before the backward pass
+    scan_direction(tok, out, bw, K, C, false);
+}
+
+// The block's tokens (tile k of frames b0 .. b0 + nt) of `src` [B][K][C] into `x` [nt][C] of
+// shared memory, with the block synchronised.
+__device__ __forceinline__ void stage_tokens(const float* __restrict__ src, float* x, int b0,
+                                             int nt, int k, int K, int C) {
+    for (int i = threadIdx.x; i < nt * C; i += blockDim.x) {
+        const int t = i / C, c = i - t * C;
+        x[i] = src[((long long)(b0 + t) * K + k) * C + c];
+    }
+    __syncthreads();
+}
+
+// ff_film_fc1: grid (K, ceil(B / FILM_TOKENS), ceil(C / FC1_ROWS)). LayerNorm(C) of the scan's
+// output at tile k of FILM_TOKENS frames (warp t normalises frame t's vector in place), then
+// FC1_ROWS rows of FiLM's first linear (C -> C) and SiLU: hidden[b,k,:]. Shared memory:
+// FILM_TOKENS * C floats.
+extern "C" __global__ void __launch_bounds__(THREADS) ff_film_fc1(
+    const float* __restrict__ scanned, const float* __restrict__ weights, float* __restrict__ hidden,
+    int C, int K, int B) {
+    extern __shared__ float film_smem[];
+    const int k = blockIdx.x, b0 = blockIdx.y * FILM_TOKENS, nt = min(FILM_TOKENS, B - b0);
+    const Level l = level_at(weights, C);
+    const int split = THREADS / FC1_ROWS;
+    GemvSlice g = gemv_begin(l.fc1, C, C, blockIdx.z * FC1_ROWS, split);
+    stage_tokens(scanned, film_smem, b0, nt, k, K, C);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int t = warp; t < nt; t += WARPS) {
+        float* x = film_smem + t * C;
+        float part = 0.0f;
+        for (int c = lane; c < C; c += 32) part += x[c];
+        const float mean = warp_sum(part) / (float)C;
+        part = 0.0f;
+        for (int c = lane; c < C; c += 32) part += (x[c] - mean) * (x[c] - mean);
+        const float inv = rsqrtf(warp_sum(part) / (float)C + (float)NORM_EPS);
+        for (int c = lane; c < C; c += 32) x[c] = (x[c] - mean) * inv * l.ln_w[c] + l.ln_b[c];
+    }
+    __syncthreads();
+    float z[FILM_TOKENS];
+    if (gemv_finish(g, l.fc1_b, film_smem, nt, C, split, C, z)) {
+#pragma unroll
+        for (int t = 0; t < FILM_TOKENS; ++t)
+            if (t < nt) hidden[((long long)(b0 + t) * K + k) * C + g.o] = z[t] * sigmoidf_(z[t]);
+    }
+}
+
+// ff_film_out: grid (K, ceil(B / FILM_TOKENS), ceil(2C / FC2_ROWS)). FC2_ROWS rows of FiLM's
+// second linear (C -> 2C) for tile k of FILM_TOKENS frames: film[b,k,0..C) = tanh(gamma_raw),
+// film[b,k,C..2C) = beta. Shared memory: FILM_TOKENS * C floats.
 extern "C" __global__ void __launch_bounds__(THREADS) ff_film_out(
     const float* __restrict__ hidden, const float* __restrict__ weights, float* __restrict__ film,
-    int C, int K) {
+    int C, int K, int B) {
     extern __shared__ float film_smem[];
-    const int k = blockIdx.x, b = blockIdx.y;
+    const int k = blockIdx.x, b0 = blockIdx.y * FILM_TOKENS, nt = min(FILM_TOKENS, B - b0);
     const Level l = level_at(weights, C);
-    const long long bk = (long long)b * K + k;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) film_smem[c] = hidden[bk * C + c];
-    __syncthreads();
-    int o;
-    float z;
-    if (gemv_slice(l.fc2, l.fc2_b, film_smem, C, 2 * C, blockIdx.z * FC2_ROWS, THREADS / FC2_ROWS,
-                   &o, &z))
-        film[bk * 2 * C + o] = o < C ? tanhf(z) : z;
+    const int split = THREADS / FC2_ROWS;
+    GemvSlice g = gemv_begin(l.fc2, C, 2 * C, blockIdx.z * FC2_ROWS, split);
+    stage_tokens(hidden, film_smem, b0, nt, k, K, C);
+    float z[FILM_TOKENS];
+    if (gemv_finish(g, l.fc2_b, film_smem, nt, C, split, 2 * C, z)) {
+        const int o = g.o;
+#pragma unroll
+        for (int t = 0; t < FILM_TOKENS; ++t)
+            if (t < nt) film[((long long)(b0 + t) * K + k) * 2 * C + o] = o < C ? tanhf(z[t]) : z[t];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -592,11 +747,14 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 // modulated by FiLM ((1 + gamma) * x + beta), then the depthwise 3x3 with its bias, for the
 // chunk's pixels [p0, p1); returns `bs`, with the block synchronised. Dynamic shared memory
 // `smem` (host: refine_smem):
-//   mod  [CB][ms]     f32, the modulated rows the chunk's 3x3 reads for CB channels at a time
-//                     (zero outside the tile), ms = rows*t + 1 (odd: channel-strided reads hit
-//                     distinct banks)
+//   mod  [CB][ms]     f32, the modulated rows the chunk's 3x3 reads for up to CB channels at a
+//                     time (zero outside the tile), ms = rows*t + 1 (odd: channel-strided reads
+//                     hit distinct banks)
 //   bs   [CHUNK][C+8] S, the depthwise output (GEMM operand B); 16-bit storage: hi, then lo
-#define CB 32
+// At C <= CB all channels' rows arrive in one round of loads (eight float4s a thread at C = 128,
+// t = 16): with 32 channels a round, the four rounds' load latencies were the largest share of
+// the lean kernel's stall samples at B=8 (H100, 2026-11-26).
+#define CB 128
 __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
                                              const float* __restrict__ fk, const Level& l,
                                              float* smem, int C, int t, int p0, int p1) {
@@ -605,9 +763,10 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
     const int ms = rows * t + 1, bstride = C + 8, window = rows * t;
     const float inv_t = 1.0f / (float)t;
     float* mod = smem;
-    S* bs = reinterpret_cast<S*>(smem + CB * ms);
-    for (int c0 = 0; c0 < C; c0 += CB) {
-        const int cb = min(CB, C - c0);
+    S* bs = reinterpret_cast<S*>(smem + min(CB, C) * ms);  // host: refine_smem
+    for (int c0 = 0, cb = 0; c0 < C; c0 += cb) {
+        // A power of two (C - c0 is a multiple of 16), so that cb divides the block.
+        cb = 1 << (31 - __clz(min(CB, C - c0)));
         if (c0 > 0) __syncthreads();  // the previous block's mod reads are done
         const int bd = blockDim.x;
         if ((t & 3) == 0) {
@@ -665,7 +824,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
         __syncthreads();
         // Depthwise 3x3 with zero padding, branch-free: an out-of-tile column reads a clamped
         // neighbour with weight 0; a pixel past the chunk's end computes a value that is then
-        // replaced by 0 (its GEMM column is never stored). cb (16 or 32) divides the block, so
+        // replaced by 0 (its GEMM column is never stored). cb (16 to 128) divides the block, so
         // each thread keeps one channel (its 9 weights loaded once) and walks the pixels.
         const int cc = threadIdx.x % cb, c = c0 + cc;
         float wv[9];

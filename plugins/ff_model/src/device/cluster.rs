@@ -3,6 +3,8 @@
 //! `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` attribute (through cudarc's sys bindings): the cluster
 //! size is then a launch argument, so one entry point serves every tile size.
 //!
+//! [`max_active_clusters`] asks the driver how many such clusters the device holds at once.
+//!
 //! The plugin's context runs without cudarc's per-buffer event tracking (`CudaSession::attach`
 //! turns it off), so taking a buffer's raw device pointer records nothing and the launch is as
 //! capturable in a CUDA graph as the plain ones.
@@ -14,6 +16,7 @@ use cudarc::driver::{
     sys::{
         CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue,
         CUlaunchAttributeValue_union__bindgen_ty_1, CUlaunchConfig, cuLaunchKernelEx,
+        cuOccupancyMaxActiveClusters,
     },
 };
 
@@ -64,17 +67,7 @@ impl<'a> ClusterLaunch<'a> {
     /// holds what the kernel indexes (as for cudarc's `LaunchArgs::launch`).
     pub unsafe fn launch(&mut self, cfg: LaunchConfig, cluster_x: u32) -> Result<(), DriverError> {
         self.stream.context().bind_to_thread()?;
-        let mut value = CUlaunchAttributeValue { pad: [0; 64] };
-        value.clusterDim = CUlaunchAttributeValue_union__bindgen_ty_1 {
-            x: cluster_x,
-            y: 1,
-            z: 1,
-        };
-        let mut attribute = CUlaunchAttribute {
-            id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value,
-        };
+        let mut attribute = cluster_attribute(cluster_x);
         let config = CUlaunchConfig {
             gridDimX: cfg.grid_dim.0,
             gridDimY: cfg.grid_dim.1,
@@ -104,4 +97,50 @@ impl<'a> ClusterLaunch<'a> {
         }
         .result()
     }
+}
+
+/// The launch attribute of clusters of `cluster_x` CTAs along x.
+fn cluster_attribute(cluster_x: u32) -> CUlaunchAttribute {
+    let mut value = CUlaunchAttributeValue { pad: [0; 64] };
+    value.clusterDim = CUlaunchAttributeValue_union__bindgen_ty_1 {
+        x: cluster_x,
+        y: 1,
+        z: 1,
+    };
+    CUlaunchAttribute {
+        id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        value,
+    }
+}
+
+/// How many clusters of `cluster_x` CTAs of `func` (blocks of `block` threads, `smem` bytes of
+/// dynamic shared memory, opted in beforehand where past 48 KiB) the device runs at once: one
+/// wave of the kernel (the driver counts registers, shared memory and the GPCs' cluster slots).
+pub fn max_active_clusters(
+    stream: &CudaStream,
+    func: &CudaFunction,
+    cluster_x: u32,
+    block: u32,
+    smem: u32,
+) -> Result<usize, DriverError> {
+    stream.context().bind_to_thread()?;
+    let mut attribute = cluster_attribute(cluster_x);
+    let config = CUlaunchConfig {
+        gridDimX: cluster_x,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: smem,
+        hStream: stream.cu_stream(),
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    let mut clusters: std::ffi::c_int = 0;
+    // SAFETY: `config` and `attribute` outlive the call; the driver only reads them and writes
+    // the count.
+    unsafe { cuOccupancyMaxActiveClusters(&mut clusters, func.cu_function(), &config) }.result()?;
+    Ok(usize::try_from(clusters).unwrap_or(0))
 }

@@ -1,5 +1,6 @@
 //! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_base`,
-//! `ff_select`, then per level `ff_pack_*`, `ff_film_hidden`, `ff_film_out` and the refine block:
+//! `ff_select`, then per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and the
+//! refine block:
 //! `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a fused
 //! level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
 //! A level that selects no tile launches nothing.
@@ -12,11 +13,11 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernel
 use super::{
     cluster::ClusterLaunch,
     refine::LevelRefine,
-    state::{DeviceState, FastFunctions, FrameSet, LevelState, select_smem},
+    state::{DeviceState, FastFunctions, FrameSet, LevelState, film_smem, select_smem},
 };
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
-    program::{APPLY_PER_THREAD, FC1_ROWS, FC2_ROWS, THREADS, WARPS},
+    program::{APPLY_PER_THREAD, FC1_ROWS, FC2_ROWS, FILM_TOKENS, THREADS, WARPS},
 };
 
 fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
@@ -131,7 +132,7 @@ struct Level<'a> {
 }
 
 impl Level<'_> {
-    /// Pack, FiLM (two launches), then the refine block into `set.heavy` (L0 also into `l0map`;
+    /// Pack, FiLM (three launches), then the refine block into `set.heavy` (L0 also into `l0map`;
     /// L1 also writes `set.detail`), fused in one launch or split in two.
     fn launch(&self) -> Result<(), PluginError> {
         let Self {
@@ -172,30 +173,45 @@ impl Level<'_> {
         let channel_groups = (c as usize).div_ceil(WARPS);
         unsafe { launch(a, config((l.k, b, channel_groups), 0), "ff_pack")? };
 
-        let mut a = stream.launch_builder(&fast.film_hidden);
+        let mut a = stream.launch_builder(&fast.film_scan);
         a.arg(&l.tokens)
             .arg(&l.weights)
-            .arg(&l.hidden)
+            .arg(&l.scanned)
             .arg(&c)
             .arg(&k);
-        let slices = (c as usize).div_ceil(FC1_ROWS);
-        // SAFETY: see `launch`; shared memory (K + 1) * C f32.
-        unsafe {
-            launch(
-                a,
-                config((l.k, b, slices), 4 * (l.k + 1) * c as usize),
-                "ff_film_hidden",
-            )?
-        };
-        let mut a = stream.launch_builder(&fast.film_out);
-        a.arg(&l.hidden)
-            .arg(&l.weights)
-            .arg(&l.film)
-            .arg(&c)
-            .arg(&k);
-        let slices = (2 * c as usize).div_ceil(FC2_ROWS);
-        // SAFETY: see `launch`; shared memory C f32.
-        unsafe { launch(a, config((l.k, b, slices), 4 * c as usize), "ff_film_out")? };
+        // SAFETY: see `launch`.
+        let channel_groups = (c as usize).div_ceil(WARPS);
+        unsafe { launch(a, config((b, channel_groups, 1), 0), "ff_film_scan")? };
+        // The two linears: one block per (tile, FILM_TOKENS frames, slice of rows), the frames'
+        // vectors in shared memory.
+        let (frames, batch) = (b.div_ceil(FILM_TOKENS), b as i32);
+        let tokens_smem = film_smem(c as usize);
+        for (function, input, output, slices, name) in [
+            (
+                &fast.film_fc1,
+                &l.scanned,
+                &l.hidden,
+                (c as usize).div_ceil(FC1_ROWS),
+                "ff_film_fc1",
+            ),
+            (
+                &fast.film_out,
+                &l.hidden,
+                &l.film,
+                (2 * c as usize).div_ceil(FC2_ROWS),
+                "ff_film_out",
+            ),
+        ] {
+            let mut a = stream.launch_builder(function);
+            a.arg(input)
+                .arg(&l.weights)
+                .arg(output)
+                .arg(&c)
+                .arg(&k)
+                .arg(&batch);
+            // SAFETY: see `launch`; shared memory FILM_TOKENS * C f32.
+            unsafe { launch(a, config((l.k, frames, slices), tokens_smem), name)? };
+        }
 
         match &l.refine {
             LevelRefine::Fused => self.fused(false),
