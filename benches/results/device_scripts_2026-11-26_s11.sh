@@ -277,3 +277,25 @@ call7() {
   rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
   cat "$OUT/table.txt"
 }
+
+# Call 8 (issue 13): the depthwise 3x3 as a sliding window along each thread's run of pixels
+# (three loads a pixel instead of nine): the self-check of every fast shape under auto, C=16 and
+# tiles 32/16 under fused, lean and split, the fp16 bench against call 7's build (_prev) in the
+# same call (twice, alternating), and racecheck on the fused and lean paths at the profile.
+call8() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 200 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  step ff_check2 150 $X --only 'C=16 36x60 tiles 6/3,tiles 32/16' --refine fused,lean,split
+  cat "$OUT/ff_check.log" "$OUT/ff_check2.log" | awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -60
+  for r in 1 2; do
+    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --refine auto
+    step bench_new_$r 60 $X --bench-only --refine auto,fused,lean
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8|scaling)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  step race_fused 170 compute-sanitizer --tool racecheck --print-limit 10 $X --only profile --refine fused
+  step race_lean 170 compute-sanitizer --tool racecheck --print-limit 10 $X --only profile --refine lean
+  grep -hE "RACECHECK SUMMARY|RESULT|hazard|^ok" "$OUT"/race_*.log | head -14
+  cat "$OUT"/race_*.log > "$OUT/racecheck.txt"; rm -f "$OUT"/race_*.log
+  cat "$OUT/table.txt"
+}
