@@ -299,3 +299,33 @@ call8() {
   cat "$OUT"/race_*.log > "$OUT/racecheck.txt"; rm -f "$OUT"/race_*.log
   cat "$OUT/table.txt"
 }
+
+# Call 9 (issue 13): FiLM's linears with 4 frames a block (twice the blocks at B=8) and their
+# vectors' loads all in flight: the self-check of every fast shape under auto, the fp16 bench
+# against call 7's build (_prev) twice, alternating, per-kernel durations at B=8, then the PyTorch
+# anchor and `apex-host run --filter 'ff_model.*'` with its rows on this build.
+call9() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 200 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | head -40
+  for r in 1 2; do
+    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --refine auto
+    step bench_new_$r 60 $X --bench-only --refine auto
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8|scaling)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  step ncu_B8 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
+    --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+    $X --bench-only --only B=8 --refine auto
+  echo "== ncu B=8"; kernel_lines "$OUT/ncu_B8.log"
+  step ff_export 120 $B/ff_model_export --out /tmp/ff_export
+  mkdir -p /tmp/anchor; step ff_torch 300 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
+  step ff_run 200 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
+    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
+  tail -3 "$OUT/ff_run.log"
+  grep -iE "torch|frames" /tmp/ff/summary.md | head -16
+  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
+  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
+  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
+  cat "$OUT/table.txt"
+}

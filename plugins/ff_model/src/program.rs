@@ -22,7 +22,7 @@ pub const APPLY_PER_THREAD: usize = 4;
 pub const FC1_ROWS: usize = 32;
 /// Frames whose tokens one FiLM linear block multiplies by its weight slice (`FILM_TOKENS` in
 /// the source).
-pub const FILM_TOKENS: usize = 8;
+pub const FILM_TOKENS: usize = 4;
 /// Rows of FiLM's second linear one `ff_film_out` block computes (`FC2_ROWS` in the source).
 pub const FC2_ROWS: usize = 64;
 /// The most CTAs of one `ff_refine_apply` cluster (`MAX_CLUSTER` in the source): the portable

@@ -422,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
 
 #define GEMV_LOADS 8
 // Tokens (batch entries of one tile index) a FiLM linear block multiplies by its weight slice.
-#define FILM_TOKENS 8
+#define FILM_TOKENS 4
 // A slice of y_t = w x_t + bias for nt <= FILM_TOKENS vectors x_t (w row-major [n_out][n_in] in
 // global memory; x [nt][n_in] in shared memory; both 16-byte aligned, n_in a multiple of 4): the
 // rows [row0, row0 + blockDim/split), each shared by `split` adjacent threads (a power of two
@@ -489,7 +489,8 @@ __device__ __forceinline__ bool gemv_finish(GemvSlice& g, const float* __restric
 // per block (then two launches) fixed B=1, but at B=8 every (tile, frame) block still read its
 // slice, the same few KiB from L2 by ~1,000 blocks (L1's two launches: 39 us on an H100). Now
 // the scan runs once per channel of a frame, and each linear block applies its weight slice to
-// the tile's FILM_TOKENS frames at once.
+// the tile's FILM_TOKENS frames at once (4: at B=8 two blocks a tile and slice, 160 blocks at L0;
+// eight frames a block left 80 blocks for 132 SMs).
 //
 // ff_film_scan: grid (B, ceil(C / WARPS)), a warp per channel. The bidirectional scan over the
 // frame's K tokens (forward over 0..k, backward over K-1..k, from zero states) for every tile:
@@ -587,9 +588,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
 // shared memory, with the block synchronised.
 __device__ __forceinline__ void stage_tokens(const float* __restrict__ src, float* x, int b0,
                                              int nt, int k, int K, int C) {
-    for (int i = threadIdx.x; i < nt * C; i += blockDim.x) {
-        const int t = i / C, c = i - t * C;
-        x[i] = src[((long long)(b0 + t) * K + k) * C + c];
+    const int n = nt * C, bd = blockDim.x;
+    for (int i0 = threadIdx.x; i0 < n; i0 += FILM_TOKENS * bd) {
+        float v[FILM_TOKENS];
+#pragma unroll
+        for (int u = 0; u < FILM_TOKENS; ++u) {  // clamped, unconditional loads: all in flight
+            const int i = min(i0 + u * bd, n - 1), t = i / C;
+            v[u] = src[((long long)(b0 + t) * K + k) * C + i - t * C];
+        }
+#pragma unroll
+        for (int u = 0; u < FILM_TOKENS; ++u)
+            if (i0 + u * bd < n) x[i0 + u * bd] = v[u];
     }
     __syncthreads();
 }
