@@ -329,3 +329,14 @@ call9() {
   rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
   cat "$OUT/table.txt"
 }
+
+# Call 10 (issue 14): the nn_ops bench with a same-size copy per row (`%copy@size`: the float4 copy
+# kernel moving the op's written bytes over as many buffer sets, timed the same way, over the
+# op's time) for LayerNorm, GELU and Swish: how much of the gap to the 1 GiB copy line any single
+# launch of that size pays.
+call10() {
+  local X=$B/nn_ops_gpu_check
+  for op in layer_norm gelu swish; do step bench_$op 150 $X --bench-only --only $op; done
+  for op in layer_norm gelu swish; do echo "-- $op"; grep -E "^(bench copy|op |$op)" "$OUT/bench_$op.log" | sed 's/  */ /g'; done
+  cat "$OUT/table.txt"
+}

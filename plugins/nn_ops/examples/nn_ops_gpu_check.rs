@@ -10,7 +10,10 @@
 //! full size, then timed like apex-host's batch mode: `rotate` to buffer sets totalling at least
 //! 3 × L2 (4 to 16 sets), 40 round-robin calls captured in one CUDA graph, the graph replayed 5
 //! times between events, divided; GB/s from the declared minimum traffic, and % of a float4
-//! device-copy kernel measured the same way (1 GiB, DRAM to DRAM).
+//! device-copy kernel measured the same way (1 GiB, DRAM to DRAM). For ops that read as many
+//! bytes as they write, `%copy@size` is the time of that copy kernel moving the op's bytes (the
+//! same buffer sets' count, round-robin) over the op's time: what one launch of that size can
+//! reach, ramp and tail included.
 //!
 //! ```text
 //! cargo build --release -p apex-plugin-nn-ops --example nn_ops_gpu_check
@@ -392,18 +395,26 @@ extern "C" __global__ void copy4(const uint4* __restrict__ a, uint4* __restrict_
 }
 "#;
 
-/// GB/s of a float4 copy kernel over 1 GiB (two 1 GiB buffers: DRAM to DRAM), timed like the ops.
-fn copy_line_gbps(
+/// µs per call of the float4 copy kernel over `sets` pairs of `bytes`-byte buffers (a multiple of
+/// 16), walked round-robin and timed like the ops.
+fn copy_us(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     arch: &'static str,
+    bytes: usize,
+    sets: usize,
 ) -> Result<f64, PluginError> {
     let ptx = compile_ptx("copy4", COPY_SRC, arch)?;
     let module = ctx.load_module(ptx).map_err(cuda_error)?;
     let f = module.load_function("copy4").map_err(cuda_error)?;
-    let n: u64 = (1 << 30) / 16;
-    let a = stream.alloc_zeros::<u8>(1 << 30).map_err(cuda_error)?;
-    let b = stream.alloc_zeros::<u8>(1 << 30).map_err(cuda_error)?;
+    let n = (bytes / 16) as u64;
+    let buffers = (0..sets)
+        .map(|_| {
+            let a = stream.alloc_zeros::<u8>(bytes).map_err(cuda_error)?;
+            let b = stream.alloc_zeros::<u8>(bytes).map_err(cuda_error)?;
+            Ok((a, b))
+        })
+        .collect::<Result<Vec<_>, PluginError>>()?;
     let sms = ctx
         .attribute(
             cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -414,13 +425,42 @@ fn copy_line_gbps(
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     };
-    let us = batch_us(ctx, stream, || {
+    let mut next = 0;
+    batch_us(ctx, stream, || {
+        let (a, b) = &buffers[next];
+        next = (next + 1) % buffers.len();
         let mut l = stream.launch_builder(&f);
-        l.arg(&a).arg(&b).arg(&n);
-        // SAFETY: copy4(a, b, n) over two 1 GiB buffers of n uint4.
+        l.arg(a).arg(b).arg(&n);
+        // SAFETY: copy4(a, b, n) over two buffers of n uint4.
         unsafe { l.launch(cfg) }.map(drop).map_err(cuda_error)
-    })?;
+    })
+}
+
+/// GB/s of a float4 copy kernel over 1 GiB (two 1 GiB buffers: DRAM to DRAM), timed like the ops.
+fn copy_line_gbps(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    arch: &'static str,
+) -> Result<f64, PluginError> {
+    let us = copy_us(ctx, stream, arch, 1 << 30, 1)?;
     Ok(2.0 * (1u64 << 30) as f64 / us / 1e3)
+}
+
+/// The same-size copy's µs for an op that reads as many bytes as it writes (within 5 %): a copy
+/// of its written bytes over as many buffer sets, the time any kernel moving those bytes in one
+/// launch pays, ramp and tail included. `None` for ops whose traffic is not a copy's shape.
+fn same_size_copy_us(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    arch: &'static str,
+    (read, written): (u64, u64),
+    sets: usize,
+) -> Option<Result<f64, PluginError>> {
+    let (r, w) = (read as f64, written as f64);
+    ((r - w).abs() <= 0.05 * (r + w)).then(|| {
+        let bytes = (written as usize).div_ceil(16) * 16;
+        copy_us(ctx, stream, arch, bytes, sets)
+    })
 }
 
 #[expect(clippy::print_stdout, reason = "a command-line example")]
@@ -447,8 +487,8 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
         l2 / 1048576.0
     );
     println!(
-        "{:<20} {:<5} {:<36} {:>5} {:>10} {:>8} {:>6}  verify",
-        "op", "prec", "params", "sets", "us/call", "GB/s", "%copy"
+        "{:<20} {:<5} {:<36} {:>5} {:>10} {:>8} {:>6} {:>10}  verify",
+        "op", "prec", "params", "sets", "us/call", "GB/s", "%copy", "%copy@size"
     );
     let sync = || stream.synchronize().map_err(cuda_error);
     let mut failures = 0;
@@ -476,15 +516,19 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
                 let want = (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32;
                 let sets = inst.rotate(want)?;
                 let us = batch_us(ctx, stream, || inst.run())?;
-                Ok((acc, bytes, sets, us))
+                let traffic = (work.bytes_read, work.bytes_written);
+                let same =
+                    same_size_copy_us(ctx, stream, arch, traffic, sets as usize).transpose()?;
+                Ok((acc, bytes, sets, us, same))
             });
         match result {
-            Ok((acc, bytes, sets, us)) => {
+            Ok((acc, bytes, sets, us, same)) => {
                 let ok = acc.within(&tol);
                 failures += usize::from(!ok);
                 let gbps = bytes / us / 1e3;
+                let at_size = same.map_or("-".to_string(), |c| format!("{:.1}", 100.0 * c / us));
                 println!(
-                    "{name:<20} {precision:<5} {shown:<36} {sets:>5} {us:>10.2} {gbps:>8.0} {:>6.1}  {}",
+                    "{name:<20} {precision:<5} {shown:<36} {sets:>5} {us:>10.2} {gbps:>8.0} {:>6.1} {at_size:>10}  {}",
                     100.0 * gbps / copy,
                     if ok {
                         "PASS".to_string()
