@@ -212,6 +212,45 @@ fn nvrtc_options() -> Vec<String> {
     options
 }
 
+/// ptxas's resource report (`--ptxas-options=-v`: registers, spills, shared memory per entry
+/// point) of `source` compiled by NVRTC for `arch` with [`compile_ptx`]'s options, so that a
+/// plugin's tests can hold its kernels to a register budget without a GPU. The text is NVRTC's
+/// log; a failed compile is an error carrying it.
+pub fn ptxas_report(name: &str, source: &str, arch: &'static str) -> Result<String, PluginError> {
+    use cudarc::nvrtc::result;
+    if !nvrtc_present() {
+        return Err(PluginError::cuda(
+            "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
+        ));
+    }
+    let failed = |what: &str, e: &dyn std::fmt::Debug| {
+        PluginError::cuda(format!("ptxas report of {name}: {what} failed: {e:?}"))
+    };
+    let src = std::ffi::CString::new(source).map_err(|e| failed("reading the source", &e))?;
+    let options: Vec<String> = nvrtc_options()
+        .into_iter()
+        .chain([
+            format!("--gpu-architecture={arch}"),
+            "--ptxas-options=-v".to_string(),
+        ])
+        .collect();
+    let prog = result::create_program(&src, None).map_err(|e| failed("create_program", &e))?;
+    // SAFETY: `prog` is a live program until destroyed below; NVRTC's log is NUL-terminated.
+    unsafe {
+        let compiled = result::compile_program(prog, &options);
+        let log = result::get_program_log(prog).map(|log| {
+            std::ffi::CStr::from_ptr(log.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        });
+        let _ = result::destroy_program(prog);
+        let log = log.map_err(|e| failed("get_program_log", &e))?;
+        compiled
+            .map_err(|_| PluginError::cuda(format!("NVRTC compile of {name} failed:\n{log}")))?;
+        Ok(log)
+    }
+}
+
 /// Compiles `source` to PTX for `arch` (`sm_90`, …). Needs NVRTC but no GPU, so tests can check
 /// every kernel source on a machine without one; [`CudaSession::compile`] uses the same options.
 pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, PluginError> {
@@ -277,4 +316,39 @@ pub fn cuda_error(e: DriverError) -> PluginError {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     PluginError::cuda(format!("{name}: {text}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ptxas reports each entry point's registers; a source that does not compile is an error
+    /// that carries NVRTC's log (needs NVRTC, not a GPU).
+    #[test]
+    #[expect(
+        clippy::print_stderr,
+        reason = "a skipped GPU-library test must say so, not pass silently"
+    )]
+    fn ptxas_report_names_registers_and_compile_errors_carry_the_log() {
+        if !nvrtc_present() {
+            eprintln!("skipped: libnvrtc not found");
+            return;
+        }
+        let ok = "extern \"C\" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }";
+        let log = ptxas_report("twice", ok, "sm_90").unwrap_or_else(|e| panic!("{}", e.message));
+        assert!(log.contains("Compiling entry function 'twice'"), "{log}");
+        assert!(log.contains("registers"), "{log}");
+        let bad = "extern \"C\" __global__ void broken(float* x) { x[threadIdx.x] = y; }";
+        let err = ptxas_report("broken", bad, "sm_90").expect_err("an undefined name compiles");
+        assert!(
+            err.message.contains("NVRTC compile of broken failed"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("identifier \"y\" is undefined"),
+            "{}",
+            err.message
+        );
+    }
 }

@@ -319,28 +319,10 @@ mod tests {
         }
     }
 
-    /// NVRTC's log of a compile for sm_90 with ptxas's resource report.
+    /// ptxas's report of `source` for sm_90.
     fn ptxas_log(source: &str) -> String {
-        use cudarc::nvrtc::result;
-        let src = std::ffi::CString::new(source).unwrap();
-        let prog = result::create_program(&src, None).unwrap();
-        // SAFETY: `prog` is a live program until destroyed below; the log is NUL-terminated.
-        unsafe {
-            result::compile_program(
-                prog,
-                &[
-                    "--gpu-architecture=sm_90",
-                    "--std=c++17",
-                    "--ptxas-options=-v",
-                ],
-            )
-            .unwrap();
-            let log = result::get_program_log(prog).unwrap();
-            result::destroy_program(prog).unwrap();
-            std::ffi::CStr::from_ptr(log.as_ptr())
-                .to_string_lossy()
-                .into_owned()
-        }
+        apex_plugin_api::cuda::ptxas_report("nn_ops", source, "sm_90")
+            .unwrap_or_else(|e| panic!("{}", e.message))
     }
 
     #[test]

@@ -1108,6 +1108,36 @@ __device__ __forceinline__ float ld_peer_f32(const float* p, unsigned int rank) 
     return v;
 }
 
+// Threads 0 .. CHUNK-1: FusionGate's alpha at the chunk's pixels [p0, p1) of tile *tile_id (past
+// p1: the last pixel's) and their offsets in a [H, W] plane, into shared memory.
+__device__ __forceinline__ void chunk_pixels(const Level& l, const int* tile_id,
+                                             const S* __restrict__ boundary,
+                                             const S* __restrict__ uncertainty, int b, int H,
+                                             int W, int t, int gw, int p0, int p1,
+                                             float* pixel_alpha, int* pixel_offset) {
+    if (threadIdx.x >= CHUNK) return;
+    const int id = *tile_id, p = min(p0 + (int)threadIdx.x, p1 - 1);
+    const int py = div_small(p, t, 1.0f / (float)t);
+    const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
+    const long long pix = (long long)b * H * W + at;
+    pixel_alpha[threadIdx.x] = gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
+    pixel_offset[threadIdx.x] = at;
+}
+
+// One thread, after the cluster barrier that publishes every chunk's partial: the cluster's
+// `chunks` (sum, M2) pairs read from their CTAs' `published` (every load in flight, then the used
+// ones kept) into `partial`, then the tile's statistics into `stat`.
+__device__ __forceinline__ void peer_tile_stats(const float* published, double* partial,
+                                                int chunks, int C, int P, float* stat) {
+    float v[2 * MAX_CLUSTER];
+#pragma unroll
+    for (int j = 0; j < 2 * MAX_CLUSTER; ++j)
+        v[j] = ld_peer_f32(published + (j & 1), (unsigned int)min(j >> 1, chunks - 1));
+#pragma unroll
+    for (int j = 0; j < 2 * MAX_CLUSTER; ++j) partial[j] = v[j];
+    tile_stats(partial, chunks, C, P, stat);
+}
+
 // Two adjacent elements of storage type from f32, rounded once each; dst aligned to the pair.
 __device__ __forceinline__ void store_pair(S* dst, float v0, float v1) {
 #if DTYPE == 0
@@ -1177,26 +1207,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
             }
         }
     }
-    if (threadIdx.x < CHUNK) {
-        const int id = ids[tk];
-        const int p = min(p0 + (int)threadIdx.x, p1 - 1);
-        const int py = div_small(p, t, 1.0f / (float)t);
-        const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
-        const long long pix = (long long)b * H * W + at;
-        pixel_alpha[threadIdx.x] =
-            gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
-        pixel_offset[threadIdx.x] = at;
-    }
+    chunk_pixels(l, ids + tk, boundary, uncertainty, b, H, W, t, gw, p0, p1, pixel_alpha,
+                 pixel_offset);
     cluster_wait();
-    if (threadIdx.x == 0) {
-        float v[2 * MAX_CLUSTER];
-#pragma unroll
-        for (int j = 0; j < 2 * MAX_CLUSTER; ++j)  // every load in flight, then the used ones kept
-            v[j] = ld_peer_f32(published + (j & 1), (unsigned int)min(j >> 1, chunks - 1));
-#pragma unroll
-        for (int j = 0; j < 2 * MAX_CLUSTER; ++j) partial[j] = v[j];
-        tile_stats(partial, chunks, C, P, stat);
-    }
+    if (threadIdx.x == 0) peer_tile_stats(published, partial, chunks, C, P, stat);
     __syncthreads();
     cluster_arrive();  // this CTA's reads of its peers' shared memory are done
 
@@ -1468,26 +1482,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 3) ff_refine_apply_lean(
             for (int e = 0; e < LEAN_RUN; ++e) base[i][e] = src[min(p0 + n0 + e, p1 - 1)];
         }
     }
-    if (threadIdx.x < CHUNK) {
-        const int id = ids[tk];
-        const int p = min(p0 + (int)threadIdx.x, p1 - 1);
-        const int py = div_small(p, t, 1.0f / (float)t);
-        const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
-        const long long pix = (long long)b * H * W + at;
-        pixel_alpha[threadIdx.x] =
-            gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
-        pixel_offset[threadIdx.x] = at;
-    }
+    chunk_pixels(l, ids + tk, boundary, uncertainty, b, H, W, t, gw, p0, p1, pixel_alpha,
+                 pixel_offset);
     cluster_wait();
-    if (threadIdx.x == 0) {
-        float v[2 * MAX_CLUSTER];
-#pragma unroll
-        for (int j = 0; j < 2 * MAX_CLUSTER; ++j)  // every load in flight, then the used ones kept
-            v[j] = ld_peer_f32(published + (j & 1), (unsigned int)min(j >> 1, chunks - 1));
-#pragma unroll
-        for (int j = 0; j < 2 * MAX_CLUSTER; ++j) partial[j] = v[j];
-        tile_stats(partial, chunks, C, P, stat);
-    }
+    if (threadIdx.x == 0) peer_tile_stats(published, partial, chunks, C, P, stat);
     __syncthreads();  // also publishes the stash, the gate and the offsets to every thread
     cluster_arrive();  // this CTA's reads of its peers' shared memory are done
 
