@@ -340,3 +340,16 @@ call10() {
   for op in layer_norm gelu swish; do echo "-- $op"; grep -E "^(bench copy|op |$op)" "$OUT/bench_$op.log" | sed 's/  */ /g'; done
   cat "$OUT/table.txt"
 }
+
+# Call 11 (issue 13): the fused and lean kernels sharing chunk_pixels and peer_tile_stats (a
+# refactor; ptxas: fp16 ff_refine_apply 122 registers, was 126): the self-check of the fast
+# shapes under auto and of the profile and B=8 under fused and lean, and the fp16 bench.
+call11() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 200 $X --only 'profile,tiles 32/16,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected' --refine auto
+  step ff_check2 150 $X --only 'profile,B=8' --refine fused,lean
+  cat "$OUT/ff_check.log" "$OUT/ff_check2.log" | awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -40
+  step bench 60 $X --bench-only --refine auto,fused,lean
+  grep -E "^(profile|B=8|scaling)" "$OUT/bench.log"
+  cat "$OUT/table.txt"
+}
