@@ -353,3 +353,49 @@ call11() {
   grep -E "^(profile|B=8|scaling)" "$OUT/bench.log"
   cat "$OUT/table.txt"
 }
+
+# Call 12 (issue 13): ff_base on a forked stream beside selection, the L0 pack and L0 FiLM, joined
+# before the first refine: the self-check of every fast shape under auto (and the profile and B=8
+# under fused and lean), the fp16 bench against call 11's build (_prev) twice, alternating, then the
+# PyTorch anchor and `apex-host run --filter 'ff_model.*'` with its rows.
+call12() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 200 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | head -40
+  for r in 1 2; do
+    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --refine auto
+    step bench_new_$r 60 $X --bench-only --refine auto
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8|scaling)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  step ff_export 120 $B/ff_model_export --out /tmp/ff_export
+  mkdir -p /tmp/anchor; step ff_torch 300 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
+  step ff_run 200 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
+    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
+  tail -3 "$OUT/ff_run.log"
+  grep -iE "torch|frames" /tmp/ff/summary.md | head -16
+  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
+  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
+  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
+  cat "$OUT/table.txt"
+}
+
+# Call 13 (issue 13): apex-host with call 11's plugin (prev.so) and call 12's (fork.so: ff_base on
+# a forked stream), alternating twice in one call, `run --filter 'ff_model.*'`: call 12's host
+# figures were slower than call 9's while its own bench was faster.
+call13() {
+  for r in 1 2; do
+    for v in prev fork; do
+      cp .device/ab/$v.so .device/host/release/libapex_plugin_ff_model.so
+      step host_${v}_$r 120 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ab_${v}_$r
+      python3 - /tmp/ab_${v}_$r/summary.json $v $r <<'PY' | tee -a "$OUT/ab.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    if 'fp16' in k and 'path=fast' in k and 'height=128' in k and 'tile_size_l0=16' in k:
+        print(sys.argv[2], sys.argv[3], 'batch=8' if 'batch=8' in k else 'batch=1', '%.2f us' % (c['p50_ms'] * 1e3), c['status'])
+PY
+    done
+  done
+  cat "$OUT/table.txt"
+}
