@@ -399,3 +399,14 @@ PY
   done
   cat "$OUT/table.txt"
 }
+
+# Call 14 (issue 13): racecheck on the session's final build (main at de6ba12: FiLM with 4 frames a
+# block, the shared chunk_pixels / peer_tile_stats), fused and lean at the profile in fp16, bf16
+# and fp32.
+call14() {
+  local X=$B/ff_model_gpu_check
+  step race_fused 150 compute-sanitizer --tool racecheck --print-limit 10 $X --only profile --refine fused
+  step race_lean 200 compute-sanitizer --tool racecheck --print-limit 10 $X --only profile --refine lean
+  grep -hE "RACECHECK SUMMARY|RESULT|hazard|^ok|^FAIL" "$OUT"/race_*.log | head -14
+  cat "$OUT/table.txt"
+}
