@@ -1,14 +1,14 @@
 // The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): twelve launches per call
-// (fourteen with both levels' refine split), no host synchronisation, every shape a kernel argument (one
-// module per storage type serves every case).
+// (fourteen with both levels' refine split), no host synchronisation, every shape a kernel
+// argument (one module per storage type serves every case).
 //
 //   ff_base        heavy = dense, detail = 0, alpha = the L1 gate over the whole map (one pass)
 //   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
 //   per level (L0 on dense, then L1 on the L0 result):
 //   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
 //   ff_film_scan   the bidirectional scan over the frame's tiles (a warp per channel)
-//   ff_film_fc1    LayerNorm, FiLM's first linear + SiLU per tile (a weight slice for up to 8
-//                  frames)
+//   ff_film_fc1    LayerNorm, FiLM's first linear + SiLU per tile (a weight slice for up to
+//                  FILM_TOKENS frames)
 //   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile (likewise)
 //   ff_refine      modulate, depthwise 3x3, pointwise GEMM (tensor cores) per 32-pixel chunk:
 //                  the pre-norm output [B,K,2C,t*t] (f32) and the chunk's GroupNorm partials
@@ -21,7 +21,8 @@
 //                  ff_refine + ff_apply on the others (device/refine.rs)
 //   ff_refine_apply_lean (sm_90) the same in at most 80 registers (three CTAs a SM): the GEMM's
 //                  output waits for the statistics in shared memory, not in registers, and the
-//                  finish stores runs of consecutive pixels (selectable: Refine::FusedLean)
+//                  finish stores runs of consecutive pixels; Refine::Auto (device/refine.rs)
+//                  runs it on a level where its third CTA a SM saves a wave of clusters
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
