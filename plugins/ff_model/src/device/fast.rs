@@ -1,8 +1,7 @@
 //! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_base`,
 //! `ff_select`, then per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and the
-//! refine block:
-//! `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a fused
-//! level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
+//! refine block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per
+//! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
 //! A level that selects no tile launches nothing.
 
 use apex_plugin_api::{PluginError, cuda::cuda_error};

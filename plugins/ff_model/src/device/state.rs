@@ -397,9 +397,8 @@ impl DeviceState {
     pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
         let shape = (self.batch, self.channels);
         let stream = self.session.stream.clone();
-        for i in 0..2 {
-            let residency = self.residency(if i == 0 { &self.l0 } else { &self.l1 })?;
-            let level = if i == 0 { &mut self.l0 } else { &mut self.l1 };
+        let residency = [self.residency(&self.l0)?, self.residency(&self.l1)?];
+        for (level, residency) in [&mut self.l0, &mut self.l1].into_iter().zip(residency) {
             // The old plan's buffers go first, so the two never coexist.
             level.refine = LevelRefine::Fused;
             level.refine = LevelRefine::plan(refine, residency, shape, level.t, level.k, &stream)?;
