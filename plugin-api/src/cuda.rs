@@ -212,17 +212,38 @@ fn nvrtc_options() -> Vec<String> {
     options
 }
 
+/// `Ok` where libnvrtc loads, else the error every NVRTC entry point returns.
+fn require_nvrtc() -> Result<(), PluginError> {
+    if nvrtc_present() {
+        return Ok(());
+    }
+    Err(PluginError::cuda(
+        "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
+    ))
+}
+
+/// For a test that needs NVRTC but no GPU: whether libnvrtc loads; where it does not, prints
+/// `skipped: …` so the test says so instead of passing silently (as
+/// [`StandaloneGpu::for_test`] does for a GPU).
+#[expect(
+    clippy::print_stderr,
+    reason = "a skipped GPU-library test must say so, not pass silently"
+)]
+pub fn nvrtc_for_test() -> bool {
+    let present = nvrtc_present();
+    if !present {
+        eprintln!("skipped: libnvrtc not found (libnvrtc.so / libnvrtc.so.13 not loadable)");
+    }
+    present
+}
+
 /// ptxas's resource report (`--ptxas-options=-v`: registers, spills, shared memory per entry
 /// point) of `source` compiled by NVRTC for `arch` with [`compile_ptx`]'s options, so that a
 /// plugin's tests can hold its kernels to a register budget without a GPU. The text is NVRTC's
 /// log; a failed compile is an error carrying it.
 pub fn ptxas_report(name: &str, source: &str, arch: &'static str) -> Result<String, PluginError> {
     use cudarc::nvrtc::result;
-    if !nvrtc_present() {
-        return Err(PluginError::cuda(
-            "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
-        ));
-    }
+    require_nvrtc()?;
     let failed = |what: &str, e: &dyn std::fmt::Debug| {
         PluginError::cuda(format!("ptxas report of {name}: {what} failed: {e:?}"))
     };
@@ -254,11 +275,7 @@ pub fn ptxas_report(name: &str, source: &str, arch: &'static str) -> Result<Stri
 /// Compiles `source` to PTX for `arch` (`sm_90`, …). Needs NVRTC but no GPU, so tests can check
 /// every kernel source on a machine without one; [`CudaSession::compile`] uses the same options.
 pub fn compile_ptx(name: &str, source: &str, arch: &'static str) -> Result<Ptx, PluginError> {
-    if !nvrtc_present() {
-        return Err(PluginError::cuda(
-            "nvrtc_unavailable: libnvrtc.so not found (hint: install the CUDA toolkit, or the nvidia-cuda-nvrtc wheel and add its lib folder to LD_LIBRARY_PATH)",
-        ));
-    }
+    require_nvrtc()?;
     let options = nvrtc_options();
     let key = crate::kernel_cache::key(&[
         nvrtc_version().as_bytes(),
@@ -325,13 +342,8 @@ mod tests {
     /// ptxas reports each entry point's registers; a source that does not compile is an error
     /// that carries NVRTC's log (needs NVRTC, not a GPU).
     #[test]
-    #[expect(
-        clippy::print_stderr,
-        reason = "a skipped GPU-library test must say so, not pass silently"
-    )]
     fn ptxas_report_names_registers_and_compile_errors_carry_the_log() {
-        if !nvrtc_present() {
-            eprintln!("skipped: libnvrtc not found");
+        if !nvrtc_for_test() {
             return;
         }
         let ok = "extern \"C\" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }";

@@ -50,17 +50,37 @@ pub fn ptx(storage: Storage, arch: &'static str) -> Result<Ptx, PluginError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apex_plugin_api::cuda::nvrtc_present;
+    use apex_plugin_api::cuda::nvrtc_for_test;
+
+    /// The constants the host sizes grids and shared memory with are the source's `#define`s.
+    #[test]
+    fn the_host_constants_are_the_sources_defines() {
+        let define = |name: &str| -> usize {
+            let prefix = format!("#define {name} ");
+            FAST_SOURCE
+                .lines()
+                .find_map(|line| line.strip_prefix(prefix.as_str()))
+                .and_then(|value| value.trim().parse().ok())
+                .unwrap_or_else(|| panic!("cuda/ff_fast.cu has no numeric #define {name}"))
+        };
+        for (name, value) in [
+            ("CHUNK", CHUNK),
+            ("CB", CB),
+            ("APPLY_PER_THREAD", APPLY_PER_THREAD),
+            ("FC1_ROWS", FC1_ROWS),
+            ("FC2_ROWS", FC2_ROWS),
+            ("FILM_TOKENS", FILM_TOKENS),
+            ("MAX_CLUSTER", MAX_CLUSTER),
+            ("WARPS", WARPS),
+        ] {
+            assert_eq!(define(name), value, "{name}");
+        }
+    }
 
     /// Every storage's source compiles for the H100's architecture (needs NVRTC, not a GPU).
     #[test]
-    #[expect(
-        clippy::print_stderr,
-        reason = "a skipped GPU-library test must say so, not pass silently"
-    )]
     fn every_storage_compiles_when_nvrtc_is_present() {
-        if !nvrtc_present() {
-            eprintln!("skipped: libnvrtc not found");
+        if !nvrtc_for_test() {
             return;
         }
         for s in [Storage::F32, Storage::F16, Storage::Bf16] {
@@ -94,13 +114,8 @@ mod tests {
     /// that give `ff_refine_apply` two CTAs a SM and `ff_refine_apply_lean` three (65,536
     /// registers a SM over 256 threads a CTA: at most 128 and 80, in units of 8).
     #[test]
-    #[expect(
-        clippy::print_stderr,
-        reason = "a skipped GPU-library test must say so, not pass silently"
-    )]
     fn the_refine_kernels_fit_their_registers_without_spilling_when_nvrtc_is_present() {
-        if !nvrtc_present() {
-            eprintln!("skipped: libnvrtc not found");
+        if !nvrtc_for_test() {
             return;
         }
         for s in [Storage::F32, Storage::F16, Storage::Bf16] {
@@ -167,13 +182,8 @@ mod tests {
     /// Below sm_90 (no thread-block clusters) the source still compiles, without the fused
     /// refine kernel; the device state then runs every level split.
     #[test]
-    #[expect(
-        clippy::print_stderr,
-        reason = "a skipped GPU-library test must say so, not pass silently"
-    )]
     fn sm_80_compiles_without_the_cluster_kernel_when_nvrtc_is_present() {
-        if !nvrtc_present() {
-            eprintln!("skipped: libnvrtc not found");
+        if !nvrtc_for_test() {
             return;
         }
         for s in [Storage::F32, Storage::F16, Storage::Bf16] {

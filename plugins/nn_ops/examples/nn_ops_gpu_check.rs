@@ -40,7 +40,7 @@ use apex_plugin_nn_ops::{
     self_check::{self, Variant},
 };
 use cudarc::driver::{
-    CudaContext, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
     sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode},
 };
 
@@ -395,72 +395,86 @@ extern "C" __global__ void copy4(const uint4* __restrict__ a, uint4* __restrict_
 }
 "#;
 
-/// µs per call of the float4 copy kernel over `sets` pairs of `bytes`-byte buffers (a multiple of
-/// 16), walked round-robin and timed like the ops.
-fn copy_us(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    arch: &'static str,
-    bytes: usize,
-    sets: usize,
-) -> Result<f64, PluginError> {
-    let ptx = compile_ptx("copy4", COPY_SRC, arch)?;
-    let module = ctx.load_module(ptx).map_err(cuda_error)?;
-    let f = module.load_function("copy4").map_err(cuda_error)?;
-    let n = (bytes / 16) as u64;
-    let buffers = (0..sets)
-        .map(|_| {
-            let a = stream.alloc_zeros::<u8>(bytes).map_err(cuda_error)?;
-            let b = stream.alloc_zeros::<u8>(bytes).map_err(cuda_error)?;
-            Ok((a, b))
+/// The float4 copy kernel, loaded once, and its launch shape (8 blocks of 256 a SM).
+struct CopyKernel {
+    f: CudaFunction,
+    cfg: LaunchConfig,
+}
+
+impl CopyKernel {
+    fn load(ctx: &Arc<CudaContext>, arch: &'static str) -> Result<Self, PluginError> {
+        let ptx = compile_ptx("copy4", COPY_SRC, arch)?;
+        let module = ctx.load_module(ptx).map_err(cuda_error)?;
+        let sms = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(cuda_error)? as u32;
+        Ok(Self {
+            f: module.load_function("copy4").map_err(cuda_error)?,
+            cfg: LaunchConfig {
+                grid_dim: (sms * 8, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            },
         })
-        .collect::<Result<Vec<_>, PluginError>>()?;
-    let sms = ctx
-        .attribute(
-            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-        )
-        .map_err(cuda_error)? as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (sms * 8, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut next = 0;
-    batch_us(ctx, stream, || {
-        let (a, b) = &buffers[next];
-        next = (next + 1) % buffers.len();
-        let mut l = stream.launch_builder(&f);
-        l.arg(a).arg(b).arg(&n);
-        // SAFETY: copy4(a, b, n) over two buffers of n uint4.
-        unsafe { l.launch(cfg) }.map(drop).map_err(cuda_error)
-    })
-}
+    }
 
-/// GB/s of a float4 copy kernel over 1 GiB (two 1 GiB buffers: DRAM to DRAM), timed like the ops.
-fn copy_line_gbps(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    arch: &'static str,
-) -> Result<f64, PluginError> {
-    let us = copy_us(ctx, stream, arch, 1 << 30, 1)?;
-    Ok(2.0 * (1u64 << 30) as f64 / us / 1e3)
-}
+    /// µs per call over `sets` pairs of `bytes`-byte buffers (a multiple of 16), walked
+    /// round-robin and timed like the ops.
+    fn us(
+        &self,
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        bytes: usize,
+        sets: usize,
+    ) -> Result<f64, PluginError> {
+        let n = (bytes / 16) as u64;
+        let buffers = (0..sets)
+            .map(|_| {
+                let a = stream.alloc_zeros::<u8>(bytes).map_err(cuda_error)?;
+                let b = stream.alloc_zeros::<u8>(bytes).map_err(cuda_error)?;
+                Ok((a, b))
+            })
+            .collect::<Result<Vec<_>, PluginError>>()?;
+        let mut next = 0;
+        batch_us(ctx, stream, || {
+            let (a, b) = &buffers[next];
+            next = (next + 1) % buffers.len();
+            let mut l = stream.launch_builder(&self.f);
+            l.arg(a).arg(b).arg(&n);
+            // SAFETY: copy4(a, b, n) over two buffers of n uint4.
+            unsafe { l.launch(self.cfg) }.map(drop).map_err(cuda_error)
+        })
+    }
 
-/// The same-size copy's µs for an op that reads as many bytes as it writes (within 5 %): a copy
-/// of its written bytes over as many buffer sets, the time any kernel moving those bytes in one
-/// launch pays, ramp and tail included. `None` for ops whose traffic is not a copy's shape.
-fn same_size_copy_us(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    arch: &'static str,
-    (read, written): (u64, u64),
-    sets: usize,
-) -> Option<Result<f64, PluginError>> {
-    let (r, w) = (read as f64, written as f64);
-    ((r - w).abs() <= 0.05 * (r + w)).then(|| {
-        let bytes = (written as usize).div_ceil(16) * 16;
-        copy_us(ctx, stream, arch, bytes, sets)
-    })
+    /// GB/s over 1 GiB (two 1 GiB buffers: DRAM to DRAM): the bench's copy line.
+    fn line_gbps(
+        &self,
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<f64, PluginError> {
+        let us = self.us(ctx, stream, 1 << 30, 1)?;
+        Ok(2.0 * (1u64 << 30) as f64 / us / 1e3)
+    }
+
+    /// The same-size copy's µs for an op that reads as many bytes as it writes (within 5 %): a
+    /// copy of its written bytes over as many buffer sets, the time any kernel moving those bytes
+    /// in one launch pays, ramp and tail included. `None` for ops whose traffic is not a copy's
+    /// shape.
+    fn same_size_us(
+        &self,
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        (read, written): (u64, u64),
+        sets: usize,
+    ) -> Option<Result<f64, PluginError>> {
+        let (r, w) = (read as f64, written as f64);
+        ((r - w).abs() <= 0.05 * (r + w)).then(|| {
+            let bytes = (written as usize).div_ceil(16) * 16;
+            self.us(ctx, stream, bytes, sets)
+        })
+    }
 }
 
 #[expect(clippy::print_stdout, reason = "a command-line example")]
@@ -475,7 +489,14 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
     let l2 = ctx
         .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
         .unwrap_or(50 << 20) as f64;
-    let copy = match copy_line_gbps(ctx, stream, arch) {
+    let copy_kernel = match CopyKernel::load(ctx, arch) {
+        Ok(k) => k,
+        Err(e) => {
+            println!("bench copy: error {e}");
+            return 1;
+        }
+    };
+    let copy = match copy_kernel.line_gbps(ctx, stream) {
         Ok(g) => g,
         Err(e) => {
             println!("bench copy: error {e}");
@@ -517,8 +538,9 @@ fn run_bench(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, handles: CudaHand
                 let sets = inst.rotate(want)?;
                 let us = batch_us(ctx, stream, || inst.run())?;
                 let traffic = (work.bytes_read, work.bytes_written);
-                let same =
-                    same_size_copy_us(ctx, stream, arch, traffic, sets as usize).transpose()?;
+                let same = copy_kernel
+                    .same_size_us(ctx, stream, traffic, sets as usize)
+                    .transpose()?;
                 Ok((acc, bytes, sets, us, same))
             });
         match result {

@@ -1109,6 +1109,17 @@ __device__ __forceinline__ float ld_peer_f32(const float* p, unsigned int rank) 
     return v;
 }
 
+// GroupNorm's weights and biases and the tile's FiLM (gamma, beta), [2C] each, into shared memory
+// (no barrier: the caller's next one publishes them).
+__device__ __forceinline__ void stage_norm_film(const Level& l, const float* fk, int C,
+                                                float* norm_w, float* norm_b, float* gamma_beta) {
+    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {
+        norm_w[i] = l.gn_w[i];
+        norm_b[i] = l.gn_b[i];
+        gamma_beta[i] = fk[i];
+    }
+}
+
 // Threads 0 .. CHUNK-1: FusionGate's alpha at the chunk's pixels [p0, p1) of tile *tile_id (past
 // p1: the last pixel's) and their offsets in a [H, W] plane, into shared memory.
 __device__ __forceinline__ void chunk_pixels(const Level& l, const int* tile_id,
@@ -1174,11 +1185,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
     const long long tk = (long long)b * K + k;
     const float* fk = film + tk * 2 * C;
     const float* tile = packed + tk * C * P;
-    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {  // visible after refine_operand's sync
-        norm_w[i] = l.gn_w[i];
-        norm_b[i] = l.gn_b[i];
-        gamma_beta[i] = fk[i];
-    }
+    stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);  // visible after refine_operand's sync
     const S* bs = refine_operand(tile, fk, l, ref_smem, C, t, p0, p1);
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
@@ -1421,11 +1428,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 3) ff_refine_apply_lean(
     const long long tk = (long long)b * K + k;
     const float* fk = film + tk * 2 * C;
     const float* tile = packed + tk * C * P;
-    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {  // visible after refine_operand's sync
-        norm_w[i] = l.gn_w[i];
-        norm_b[i] = l.gn_b[i];
-        gamma_beta[i] = fk[i];
-    }
+    stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);  // visible after refine_operand's sync
     // The stash [2C][CHUNK] at the start of the dynamic shared memory; the operand (mod, bs)
     // overlays its "b" rows, which are written after the operand's last read.
     float* stash = ref_smem;

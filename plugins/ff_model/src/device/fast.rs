@@ -179,7 +179,6 @@ impl Level<'_> {
             .arg(&c)
             .arg(&k);
         // SAFETY: see `launch`.
-        let channel_groups = (c as usize).div_ceil(WARPS);
         unsafe { launch(a, config((b, channel_groups, 1), 0), "ff_film_scan")? };
         // The two linears: one block per (tile, FILM_TOKENS frames, slice of rows), the frames'
         // vectors in shared memory.

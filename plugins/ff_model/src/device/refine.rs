@@ -78,9 +78,10 @@ pub fn pick(tiles: usize, residency: Residency) -> Refine {
 
 impl LevelRefine {
     /// The launches `refine` gives a level of `t`-pixel tiles, `k` of them a frame, for `batch`
-    /// frames of `channels` channels (`residency`: the device has thread-block clusters and the
-    /// module the fused kernels, which hold that many of the level's clusters at once); the
-    /// split path's scratch is allocated here, only when it runs.
+    /// frames of `channels` channels (`residency`: how many of the level's clusters each fused
+    /// kernel holds at once, `None` where the level cannot run fused: no cluster kernels, or
+    /// tiles that do not [`fits_cluster`]); the split path's scratch is allocated here, only
+    /// when it runs.
     pub fn plan(
         refine: Refine,
         residency: Option<Residency>,
@@ -90,7 +91,7 @@ impl LevelRefine {
         stream: &Arc<CudaStream>,
     ) -> Result<Self, PluginError> {
         let chunks = (t * t).div_ceil(CHUNK);
-        if let Some(residency) = residency.filter(|_| fits_cluster(channels, chunks)) {
+        if let Some(residency) = residency {
             let refine = match refine {
                 Refine::Auto => pick(batch * k, residency),
                 other => other,
