@@ -2,8 +2,9 @@
 // (fourteen with both levels' refine split), no host synchronisation, every shape a kernel
 // argument (one module per storage type serves every case).
 //
-//   ff_base        heavy = dense, detail = 0, alpha = the L1 gate over the whole map (one pass)
 //   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
+//   ff_base        heavy = dense, detail = 0 where no refine writes them, alpha = the L1 gate
+//                  over the whole map (one pass)
 //   per level (L0 on dense, then L1 on the L0 result):
 //   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
 //   ff_film_scan   the bidirectional scan over the frame's tiles (a warp per channel)
@@ -19,10 +20,11 @@
 //                  exchanges their GroupNorm partials in distributed shared memory; the host uses
 //                  it on each level whose tile fits one cluster (t*t <= 256, C <= 128), and
 //                  ff_refine + ff_apply on the others (device/refine.rs)
-//   ff_refine_apply_lean (sm_90) the same in at most 80 registers (three CTAs a SM): the GEMM's
-//                  output waits for the statistics in shared memory, not in registers, and the
-//                  finish stores runs of consecutive pixels; Refine::Auto (device/refine.rs)
-//                  runs it on a level where its third CTA a SM saves a wave of clusters
+//   ff_refine_apply_lean (sm_90) the same in at most 64 registers (four CTAs a SM; bf16: 80,
+//                  three): the GEMM's output waits for the statistics in shared memory, not in
+//                  registers, and the finish stores runs of consecutive pixels; Refine::Auto
+//                  (device/refine.rs) runs it on a level where its extra CTAs a SM save a wave
+//                  of clusters
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
@@ -219,31 +221,56 @@ __device__ int block_scan(int flag, int* warp_base, int* total) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ff_base: heavy = dense, detail = 0 over [B,C,H,W]; alpha = gate(boundary, uncertainty) over
-// [B,H,W] (the L1 level's gate: the reported alpha is the L1 path's).
-
+// ff_base: heavy = dense and detail = 0 over [B,C,H,W] where no refine writes them, alpha =
+// gate(boundary, uncertainty) over [B,H,W] (the L1 level's gate: the reported alpha is the L1
+// path's). It runs after ff_select, whose coverage map `cover` [B, G] marks per L0 tile bit 0
+// selected (the L0 refine writes heavy at every pixel of the tile) and bit 1 split (its four L1
+// children cover it, and the L1 refine writes detail at every pixel of theirs): the pass skips
+// those bytes, and the dense reads of the first (at the profile, 20 of the 64 tiles' heavy).
+// Grid (B * C * H / t0): block (plane, r) covers tile row r of plane b * C + c (t0 rows of W),
+// threads over its 16-byte vectors where t0 and W are multiples of a vector's elements (a vector
+// then never straddles a tile), over its elements elsewhere.
 extern "C" __global__ void __launch_bounds__(THREADS) ff_base(
     const S* __restrict__ dense, const S* __restrict__ boundary, const S* __restrict__ uncertainty,
-    const float* __restrict__ weights_l1, S* __restrict__ heavy, S* __restrict__ detail,
-    S* __restrict__ alpha, long long map_len, long long pixels, int C) {
+    const float* __restrict__ weights_l1, const unsigned char* __restrict__ cover,
+    S* __restrict__ heavy, S* __restrict__ detail, S* __restrict__ alpha, long long pixels, int C,
+    int H, int W, int t0) {
+    const int gh = H / t0, gw = W / t0;
+    const int r = blockIdx.x % gh, plane = blockIdx.x / gh;
+    const unsigned char* row = cover + ((long long)(plane / C) * gh + r) * gw;
+    const long long at0 = ((long long)plane * H + (long long)r * t0) * W;
+    const S* d = dense + at0;
+    S* h = heavy + at0;
+    S* z = detail + at0;
+    const int per = 16 / sizeof(S);
+    if (W % per == 0 && t0 % per == 0) {
+        // Vector j of the band sits at column x = j % vpr of its row; a step of blockDim.x
+        // vectors moves x on by dx (mod vpr).
+        const int vpr = W / per, tv = t0 / per, n = t0 * vpr;
+        const int dx = blockDim.x % vpr;
+        const float inv_tv = 1.0f / (float)tv;
+        const uint4* d4 = reinterpret_cast<const uint4*>(d);
+        uint4* h4 = reinterpret_cast<uint4*>(h);
+        uint4* z4 = reinterpret_cast<uint4*>(z);
+        int x = threadIdx.x % vpr;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) {
+            const int cov = row[div_small(x, tv, inv_tv)];
+            if (!(cov & 1)) h4[j] = d4[j];
+            if (!(cov & 2)) z4[j] = make_uint4(0u, 0u, 0u, 0u);
+            x += dx;
+            if (x >= vpr) x -= vpr;
+        }
+    } else {
+        const int n = t0 * W;
+        for (int e = threadIdx.x; e < n; e += blockDim.x) {
+            const int cov = row[(e % W) / t0];
+            if (!(cov & 1)) h[e] = d[e];
+            if (!(cov & 2)) z[e] = from_f32(0.0f);
+        }
+    }
     const Level l1 = level_at(weights_l1, C);
-    long long stride = (long long)gridDim.x * blockDim.x;
-    long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    // 16-byte vectors, then a scalar tail.
-    const long long per = 16 / sizeof(S);
-    long long vecs = map_len / per;
-    const uint4* d4 = reinterpret_cast<const uint4*>(dense);
-    uint4* h4 = reinterpret_cast<uint4*>(heavy);
-    uint4* z4 = reinterpret_cast<uint4*>(detail);
-    for (long long i = i0; i < vecs; i += stride) {
-        h4[i] = d4[i];
-        z4[i] = make_uint4(0u, 0u, 0u, 0u);
-    }
-    for (long long i = vecs * per + i0; i < map_len; i += stride) {
-        heavy[i] = dense[i];
-        detail[i] = from_f32(0.0f);
-    }
-    for (long long i = i0; i < pixels; i += stride) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < pixels; i += stride) {
         alpha[i] = from_f32(gate_alpha(l1.gate, to_f32(boundary[i]), to_f32(uncertainty[i])));
     }
 }
@@ -253,13 +280,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_base(
 // best scores (utility/cost desc, id asc: the host's sort) and stage 2 splits the s best
 // selected parents by split score; the host computes k0 and s from the budgets (the counts do
 // not depend on the utilities). Both lists are then compacted in Hilbert order: hil0 / hil1 list
-// every tile id of the L0 / L1 grid in Hilbert order. Scores are f64 as on the host.
+// every tile id of the L0 / L1 grid in Hilbert order, and cover[b, tile] tells ff_base which
+// tiles the refines write. Scores are f64 as on the host.
 // Shared memory: 2*G doubles, G ints, G bytes.
 
 extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
     const float* __restrict__ utilities, const float* __restrict__ split_utilities,
     const int* __restrict__ hil0, const int* __restrict__ hil1, int* __restrict__ ids_l0,
-    int* __restrict__ ids_l1, int G, int gw, int k0, int splits, double cost, double overhead) {
+    int* __restrict__ ids_l1, unsigned char* __restrict__ cover, int G, int gw, int k0,
+    int splits, double cost, double overhead) {
     extern __shared__ double sel_smem[];
     __shared__ int warp_base[WARPS];
     __shared__ int total;
@@ -299,6 +328,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
         split[i] = rank < splits ? 1 : 0;
     }
     __syncthreads();
+    // ff_base's coverage map: bit 0 selected, bit 1 split.
+    for (int i = threadIdx.x; i < G; i += blockDim.x)
+        cover[(long long)b * G + i] = (unsigned char)((state[i] != 0) | (split[i] << 1));
     int base = 0;
     for (int r0 = 0; r0 < G; r0 += blockDim.x) {
         int r = r0 + threadIdx.x;
@@ -756,7 +788,10 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 // The chunk's GEMM operand, shared by ff_refine and ff_refine_apply: the tile's channels
 // modulated by FiLM ((1 + gamma) * x + beta), then the depthwise 3x3 with its bias, for the
 // chunk's pixels [p0, p1); returns `bs`, with the block synchronised. Dynamic shared memory
-// `smem` (host: refine_smem):
+// `smem` (host: refine_smem; lean_smem where `stash` > 0):
+//   lead [max(0, stash - min(CB, C) * ms)] f32, unused here: the lean kernel's stash of `stash`
+//                     f32 from `smem` on then ends inside `mod` (dead once bs is built), never
+//                     in bs; 0 where mod is the longer, as at C = 128, t = 16
 //   mod  [CB][ms]     f32, the modulated rows the chunk's 3x3 reads for up to CB channels at a
 //                     time (zero outside the tile), ms = rows*t + 1 (odd: channel-strided reads
 //                     hit distinct banks)
@@ -767,13 +802,14 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 #define CB 128
 __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
                                              const float* __restrict__ fk, const Level& l,
-                                             float* smem, int C, int t, int p0, int p1) {
+                                             float* smem, int C, int t, int p0, int p1,
+                                             int stash = 0) {
     const int P = t * t;
     const int row_lo = p0 / t - 1, rows = (p1 - 1) / t + 1 - row_lo + 1;
     const int ms = rows * t + 1, bstride = C + 8, window = rows * t;
     const float inv_t = 1.0f / (float)t;
-    float* mod = smem;
-    S* bs = reinterpret_cast<S*>(smem + min(CB, C) * ms);  // host: refine_smem
+    float* mod = stash > 0 ? smem + max(0, stash - min(CB, C) * ms) : smem;
+    S* bs = reinterpret_cast<S*>(mod + min(CB, C) * ms);  // host: refine_smem, lean_smem
     for (int c0 = 0, cb = 0; c0 < C; c0 += cb) {
         // A power of two (C - c0 is a multiple of 16), so that cb divides the block.
         cb = 1 << (31 - __clz(min(CB, C - c0)));
@@ -1268,13 +1304,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
 #endif
 
 // ---------------------------------------------------------------------------------------------
-// ff_refine_apply_lean (sm_90): ff_refine_apply in at most 80 registers a thread, so three CTAs
-// share a SM (__launch_bounds__(THREADS, 3); ff_refine_apply's 122-128 registers leave two). Same
-// grid, clusters, arguments and math as ff_refine_apply; what differs is where the GEMM's output
-// waits for the tile's statistics:
-//   1. refine_operand as in ff_refine_apply, but above the stash's first C rows (dynamic shared
-//      memory, host: lean_smem: the stash [2C][CHUNK] f32, swizzled by stash_at; the operand
-//      region overlays its last C rows);
+// ff_refine_apply_lean (sm_90): ff_refine_apply in at most 64 registers a thread, so four CTAs
+// share a SM (__launch_bounds__(THREADS, LEAN_MIN_BLOCKS); ff_refine_apply's 122-128 registers
+// leave two; bf16's third product spills at 64, so bf16 takes 80 and three). Same grid, clusters,
+// arguments and math as ff_refine_apply; what differs is where the GEMM's output waits for the
+// tile's statistics:
+//   1. refine_operand as in ff_refine_apply, told the stash's length: the stash [2C][CHUNK] f32
+//      (swizzled by stash_at) at the dynamic shared memory's start ends inside the operand's
+//      modulated rows `mod`, dead once the operand is built, and never reaches bs (host:
+//      lean_smem; at C = 128, t = 16 the rows are the longer: 49.5 KiB a CTA, four fit a SM);
 //   2. the GEMM one row tile at a time (refine_gemm_tile: half the accumulators and fragments of
 //      refine_gemm live): "a" into the stash's first rows, then "b", with which and "a" read
 //      back acc_partial runs on the same values as in ff_refine_apply; chunk_partial, whose
@@ -1407,7 +1445,15 @@ __device__ __forceinline__ void store_run(S* dst, const float* v) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 3) ff_refine_apply_lean(
+// CTAs a SM the register budget allows (ptxas sm_90, CUDA 13.0: fp32 and fp16 fit 64 registers
+// without spilling; bf16 spills 20 bytes there).
+#if DTYPE == 2
+#define LEAN_MIN_BLOCKS 3
+#else
+#define LEAN_MIN_BLOCKS 4
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine_apply_lean(
     const float* __restrict__ packed, const float* __restrict__ film,
     const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
     const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
@@ -1429,10 +1475,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 3) ff_refine_apply_lean(
     const float* fk = film + tk * 2 * C;
     const float* tile = packed + tk * C * P;
     stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);  // visible after refine_operand's sync
-    // The stash [2C][CHUNK] at the start of the dynamic shared memory; the operand (mod, bs)
-    // overlays its "b" rows, which are written after the operand's last read.
+    // The stash [2C][CHUNK] at the start of the dynamic shared memory, ending inside the
+    // operand's modulated rows (dead once the operand is built: "a" is stashed after that) and
+    // before its bs (whose last read precedes the "b" rows' stores); host: lean_smem.
     float* stash = ref_smem;
-    const S* bs = refine_operand(tile, fk, l, ref_smem + C * CHUNK, C, t, p0, p1);
+    const S* bs = refine_operand(tile, fk, l, ref_smem, C, t, p0, p1, 2 * C * CHUNK);
 
     {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;

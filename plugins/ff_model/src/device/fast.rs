@@ -1,5 +1,5 @@
-//! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_base`,
-//! `ff_select`, then per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and the
+//! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_select`,
+//! `ff_base`, then per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and the
 //! refine block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per
 //! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
 //! A level that selects no tile launches nothing.
@@ -53,27 +53,7 @@ impl DeviceState {
         let stream = &self.session.stream;
         let (b, c) = (problem.batch, problem.channels as i32);
         let (h, w) = (problem.height as i32, problem.width as i32);
-        let map_len = problem.map_len() as i64;
         let pixels = problem.pixels() as i64;
-        let vec = 16 / self.storage.bytes();
-        let blocks = (problem.map_len() / vec)
-            .max(problem.pixels())
-            .div_ceil(THREADS as usize)
-            .clamp(1, 65_535);
-        let mut a = stream.launch_builder(&self.fast.base);
-        a.arg(&set.dense)
-            .arg(&set.boundary)
-            .arg(&set.uncertainty)
-            .arg(&self.l1.weights)
-            .arg(&set.heavy)
-            .arg(&set.detail)
-            .arg(&set.alpha)
-            .arg(&map_len)
-            .arg(&pixels)
-            .arg(&c);
-        // SAFETY: see `launch`.
-        unsafe { launch(a, config((blocks, 1, 1), 0), "ff_base")? };
-
         let g = self.hil0.len();
         let (gw0, k0) = (self.l0.gw as i32, self.l0.k as i32);
         let splits = (self.l1.k / 4) as i32;
@@ -86,6 +66,7 @@ impl DeviceState {
             .arg(&self.hil1)
             .arg(&self.l0.ids)
             .arg(&self.l1.ids)
+            .arg(&self.cover)
             .arg(&g_arg)
             .arg(&gw0)
             .arg(&k0)
@@ -94,6 +75,26 @@ impl DeviceState {
             .arg(&overhead);
         // SAFETY: see `launch`; shared memory `select_smem` (2*G f64 + G i32 + G u8).
         unsafe { launch(a, config((b, 1, 1), select_smem(g)), "ff_select")? };
+
+        // After the selection: the base pass skips what the refines write (`cover`).
+        let t0 = self.l0.t as i32;
+        let bands = b * problem.channels * (problem.height / self.l0.t);
+        let mut a = stream.launch_builder(&self.fast.base);
+        a.arg(&set.dense)
+            .arg(&set.boundary)
+            .arg(&set.uncertainty)
+            .arg(&self.l1.weights)
+            .arg(&self.cover)
+            .arg(&set.heavy)
+            .arg(&set.detail)
+            .arg(&set.alpha)
+            .arg(&pixels)
+            .arg(&c)
+            .arg(&h)
+            .arg(&w)
+            .arg(&t0);
+        // SAFETY: see `launch`.
+        unsafe { launch(a, config((bands, 1, 1), 0), "ff_base")? };
 
         let run = |l, source| Level {
             fast: &self.fast,

@@ -1,13 +1,14 @@
 //! How a level runs its refine block (`cuda/ff_fast.cu`): fused, the tile's chunks as one
 //! thread-block cluster that exchanges its GroupNorm partials in distributed shared memory
-//! (`ff_refine_apply`, sm_90; or `ff_refine_apply_lean`, the same in at most 80 registers a
-//! thread with the GEMM's output stashed in shared memory, three CTAs a SM), or split in two
-//! launches through the pre-norm tensor in global memory (`ff_refine`, then `ff_apply`).
+//! (`ff_refine_apply`, sm_90; or `ff_refine_apply_lean`, the same in at most 64 registers a
+//! thread with the GEMM's output stashed in shared memory, four CTAs a SM; bf16: 80 and three),
+//! or split in two launches through the pre-norm tensor in global memory (`ff_refine`, then
+//! `ff_apply`).
 //!
 //! The default, [`Refine::Auto`], runs each level that fits a cluster on the fused kernel that
 //! needs fewer waves of clusters ([`pick`]): `ff_refine_apply` (the shorter CTA) while its tiles
-//! fit one wave of it, as at B=1, and `ff_refine_apply_lean` once the lean kernel's third CTA a SM
-//! saves a wave, as at B=8. Fused, lean and split stay selectable so the GPU check verifies and
+//! fit one wave of it, as at B=1, and `ff_refine_apply_lean` once the lean kernel's extra CTAs a
+//! SM save a wave, as on both levels at B=8. Fused, lean and split stay selectable so the GPU check verifies and
 //! times all three.
 
 use std::sync::Arc;
@@ -30,7 +31,7 @@ pub enum Refine {
     /// and later); split on the others.
     Fused,
     /// `ff_refine_apply_lean` where `Fused` would run `ff_refine_apply` (same levels, same
-    /// results; three CTAs a SM instead of two); split on the others.
+    /// results; four CTAs a SM (bf16: three) instead of two); split on the others.
     FusedLean,
 }
 

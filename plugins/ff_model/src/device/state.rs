@@ -121,6 +121,8 @@ pub struct DeviceState {
     pub l0map: CudaSlice<f32>,
     pub hil0: CudaSlice<i32>,
     pub hil1: CudaSlice<i32>,
+    /// `ff_select`'s coverage map for `ff_base` (`[B, G0]`: bit 0 selected, bit 1 split).
+    pub cover: CudaSlice<u8>,
     pub l0: LevelState,
     pub l1: LevelState,
     pub sets: Vec<FrameSet>,
@@ -154,8 +156,8 @@ pub fn film_smem(c: usize) -> usize {
 
 /// A refine CTA's dynamic shared memory (`ff_refine`, `ff_refine_apply`) for tiles of `t` pixels
 /// and `c` channels: the modulated rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of up
-/// to `CB` channels at a time) plus the depthwise output (`CHUNK x (C + 8)` elements; for 16-bit
-/// storage a hi and a lo copy). At C = 128: 49.5 KiB (t = 16) or 41.5 KiB (t = 8).
+/// to `CB` channels at a time) plus the depthwise output ([`operand_smem`]). At C = 128: 49.5 KiB
+/// (t = 16) or 41.5 KiB (t = 8).
 pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
     let p = t * t;
     let rows = (0..p.div_ceil(program::CHUNK))
@@ -165,18 +167,24 @@ pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
         })
         .max()
         .unwrap_or(0);
+    4 * program::CB.min(c) * (rows * t + 1) + operand_smem(c, storage)
+}
+
+/// The depthwise output a refine CTA multiplies (`bs`): `CHUNK x (C + 8)` elements, for 16-bit
+/// storage a hi and a lo copy.
+fn operand_smem(c: usize, storage: Storage) -> usize {
     let parts = if storage == Storage::F32 { 1 } else { 2 };
-    4 * program::CB.min(c) * (rows * t + 1) + parts * program::CHUNK * (c + 8) * storage.bytes()
+    parts * program::CHUNK * (c + 8) * storage.bytes()
 }
 
 /// An `ff_refine_apply_lean` CTA's dynamic shared memory: the stash of the GEMM's output
-/// (`2C x CHUNK` f32), whose second half (the "b" rows, written after the operand's last read)
-/// overlays the operand region of [`refine_smem`]: `C x CHUNK` f32 plus the larger of the two.
-/// At C = 128: 16 KiB + 49.5 KiB (t = 16) or + 41.5 KiB (t = 8), in every storage: three CTAs
-/// (196.5 KiB) fit a SM.
+/// (`2C x CHUNK` f32) from the start, ending inside the modulated rows of [`refine_smem`]'s
+/// region (dead once the operand is built) and before its operand: the larger of the stash plus
+/// the operand and [`refine_smem`] (`lean_lead` in the source places the region per chunk). At
+/// C = 128: 49.5 KiB (t = 16, the modulated rows the larger) or 32 + 17 KiB (t = 8), in every
+/// storage: four CTAs (216 KiB with their static shared memory) fit a SM.
 pub fn lean_smem(c: usize, t: usize, storage: Storage) -> usize {
-    let half = 4 * c * program::CHUNK;
-    half + refine_smem(c, t, storage).max(half)
+    (4 * 2 * c * program::CHUNK + operand_smem(c, storage)).max(refine_smem(c, t, storage))
 }
 
 /// Refuses shapes the kernels cannot run, naming the parameter.
@@ -330,6 +338,9 @@ impl DeviceState {
         let hil1 = stream
             .clone_htod(&hilbert_table(g1.gh(), g1.gw()))
             .map_err(cuda_error)?;
+        let cover = stream
+            .alloc_zeros::<u8>(problem.batch * g0.tiles())
+            .map_err(cuda_error)?;
         let eager = match problem.path {
             Path::Eager => Some(EagerState::new(
                 &stream,
@@ -349,6 +360,7 @@ impl DeviceState {
             l0map,
             hil0,
             hil1,
+            cover,
             l0,
             l1,
             sets: vec![set],
@@ -546,7 +558,7 @@ mod tests {
     }
 
     #[test]
-    fn three_lean_refine_ctas_fit_a_sm_at_the_profiles_tiles() {
+    fn four_lean_refine_ctas_fit_a_sm_at_the_profiles_tiles() {
         // ff_refine_apply_lean's static shared memory (ptxas, sm_90) and the 1 KiB the driver
         // reserves a CTA, against the 228 KiB of a H100 SM.
         const STATIC: usize = 3584;
@@ -557,17 +569,18 @@ mod tests {
                 33_280 + 17_408,
                 "{storage:?}"
             );
-            assert_eq!(lean_smem(128, 16, storage), 16_384 + 50_688, "{storage:?}");
-            assert_eq!(lean_smem(128, 8, storage), 16_384 + 42_496, "{storage:?}");
+            // t = 16: the 32 KiB stash lies inside the 32.5 KiB of modulated rows.
+            assert_eq!(lean_smem(128, 16, storage), 33_280 + 17_408, "{storage:?}");
+            // t = 8: six rows of 8 (24.5 KiB) are shorter than the stash.
+            assert_eq!(lean_smem(128, 8, storage), 32_768 + 17_408, "{storage:?}");
             for t in [3, 6, 8, 16] {
                 let smem = lean_smem(128, t, storage);
-                assert!(3 * (smem + STATIC + 1024) <= 228 * 1024, "t = {t}: {smem}");
+                assert!(4 * (smem + STATIC + 1024) <= 228 * 1024, "t = {t}: {smem}");
             }
         }
-        // Few channels: the stash's operand half is the operand itself.
-        assert_eq!(
-            lean_smem(16, 6, Storage::F16),
-            4 * 16 * 32 + refine_smem(16, 6, Storage::F16)
-        );
+        // Few channels on 6-pixel tiles: the stash (4 KiB) is longer than the 8 rows of 6 a
+        // chunk reads (3,136 bytes), so the operand follows the stash.
+        assert_eq!(refine_smem(16, 6, Storage::F16), 3_136 + 3_072);
+        assert_eq!(lean_smem(16, 6, Storage::F16), 4_096 + 3_072);
     }
 }
