@@ -65,3 +65,82 @@ call3() {
     --metrics gpu__time_duration.sum $B/ff_model_gpu_check --bench-only --only profile --refine auto
   grep -E "^  ff_|gpu__time_duration" "$OUT/ncu_B1.log" | sed 's/(int, [^)]*)//' | paste - - | awk '{print $1, $(NF)}'
 }
+
+# Per CUDA line of one Nsight Compute report's source page (cuda,sass): the column whose header
+# contains $2, summed over each line's SASS rows; the top 40.
+by_line() {
+  python3 - "$1" "$2" <<'PY'
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1], errors='replace')))
+want = sys.argv[2]
+hdr = next((i for i, r in enumerate(rows) if any(want in c for c in r)), None)
+if hdr is None:
+    print('no column', want); print(rows[:3]); sys.exit()
+h = rows[hdr]; col = next(j for j, c in enumerate(h) if want in c)
+def num(x):
+    try: return float(x.replace(',', ''))
+    except Exception: return 0.0
+per_line = collections.Counter(); text = {}
+for r in rows[hdr + 1:]:
+    if len(r) <= col: continue
+    if r[0].strip().isdigit():
+        ln = int(r[0]); text[ln] = r[1].strip()[:100]; per_line[ln] += num(r[col])
+tot = sum(per_line.values()) or 1
+print(h[col], 'total', tot)
+for ln, v in per_line.most_common(40): print('%6.1f%% %5d %s' % (100 * v / tot, ln, text.get(ln, '')))
+PY
+}
+
+# Call 4 (issue 13): ff_base loading its dense vectors before the coverage byte (against call 3's
+# build, in process, twice; Nsight Compute's B=8 durations), then where the lean L0 refine's
+# instructions go at B=8: executed instructions and stall samples by CUDA line, the pipes'
+# utilisation and shared-memory bank conflicts.
+call4() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 150 $X --only 'profile,B=8,256x256,C=16 36x60 tiles 6/3,K=64/160' --refine auto
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | tail -4
+  for r in 1 2; do
+    step bench_b07_$r 60 $B/ff_model_gpu_check_b07 --bench-only --refine auto
+    step bench_new_$r 60 $X --bench-only --refine auto
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  for v in b07 new; do
+    local Y=$X; [ $v = b07 ] && Y=$B/ff_model_gpu_check_b07
+    step ncu_base_$v 60 ncu --clock-control none --cache-control none --kernel-name ff_base --launch-skip 2 --launch-count 3 \
+      --metrics gpu__time_duration.sum,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed $Y --bench-only --only B=8 --refine auto
+    grep -E "gpu__time_duration|dram__bytes|dram__throughput" "$OUT/ncu_base_$v.log" | sed "s/^/$v /"
+  done
+  cat "$OUT"/ncu_base_*.log > "$OUT/ncu_base.txt"; rm -f "$OUT"/ncu_base_*.log
+  (echo '#define DTYPE 1'; cat plugins/ff_model/src/cuda/ff_fast.cu; echo; cat plugins/ff_model/src/cuda/ff_eager.cu) > ff_fast.cu
+  APEX_NVRTC_LINEINFO=1 APEX_KERNEL_CACHE=off ncu --clock-control none --cache-control none --import-source yes \
+    --kernel-name ff_refine_apply_lean --launch-skip 4 --launch-count 1 --set full \
+    -o /tmp/rep4 $X --bench-only --only B=8 --refine auto > /dev/null 2>&1
+  ncu -i /tmp/rep4.ncu-rep --page source --csv --print-source cuda,sass > /tmp/src4s.csv 2>&1
+  { by_line /tmp/src4s.csv 'Instructions Executed'; by_line /tmp/src4s.csv 'Warp Stall Sampling (All'; } > "$OUT/lean_lines.txt"
+  ncu -i /tmp/rep4.ncu-rep --page details > "$OUT/lean_details.txt" 2>&1
+  head -30 "$OUT/lean_lines.txt"
+  grep -iE "Duration|Executed Ipc|Issue Slots|Bank|Pipe|Shared|Instructions|Occupancy" "$OUT/lean_details.txt" | head -40
+  rm -f ff_fast.cu
+  cat "$OUT/table.txt"
+}
+
+# Call 5 (issue 13): the cluster barriers took 41 % of the lean L0 refine's stall samples at B=8
+# in call 4 (arrive 17 %). Two levers, timed in process against call 3's build (b07), twice:
+# the cluster scheduling policy (an experiment build, `_pol`, reading APEX_FF_CLUSTER_POLICY =
+# spread | balance), and relaxed arrives with one cluster-scope fence in thread 0 (`_rel`, which
+# also reads the policy variable). The self-check of `_rel` first.
+call5() {
+  step ff_check 200 $B/ff_model_gpu_check_rel --only 'profile,B=8,C=16 36x60 tiles 6/3,K=64/160,tiles 32/16' --refine auto,fused,lean
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | tail -4
+  for r in 1 2; do
+    step bench_b07_$r 60 $B/ff_model_gpu_check_b07 --bench-only --refine auto
+    step bench_spread_$r 60 env APEX_FF_CLUSTER_POLICY=spread $B/ff_model_gpu_check_pol --bench-only --refine auto
+    step bench_balance_$r 60 env APEX_FF_CLUSTER_POLICY=balance $B/ff_model_gpu_check_pol --bench-only --refine auto
+    step bench_rel_$r 60 $B/ff_model_gpu_check_rel --bench-only --refine auto
+    step bench_relbal_$r 60 env APEX_FF_CLUSTER_POLICY=balance $B/ff_model_gpu_check_rel --bench-only --refine auto
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  cat "$OUT/table.txt"
+}
