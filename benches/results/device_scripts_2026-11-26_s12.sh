@@ -144,3 +144,26 @@ call5() {
   cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
   cat "$OUT/table.txt"
 }
+
+# Call 6 (issue 13): fewer instructions in the refine: the depthwise 3x3 as a window sliding
+# along whole tile rows (t = 16 and 8; depthwise_rows) and the GEMM's operand fragments by
+# ldmatrix.x4 (one instruction for four 32-bit loads). The self-check of every fast shape
+# under auto and of four shapes under fused, lean and split; the in-process bench against the
+# committed build (c08 = 081cd96), twice; Nsight Compute's B=8 durations.
+call6() {
+  local X=$B/ff_model_gpu_check
+  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  step ff_check_paths 200 $X --only 'profile,B=8,C=16 36x60 tiles 6/3,tiles 32/16' --refine fused,lean,split
+  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | grep -cE "^ok"
+  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -20
+  for r in 1 2; do
+    step bench_c08_$r 60 $B/ff_model_gpu_check_c08 --bench-only --refine auto
+    step bench_new_$r 60 $X --bench-only --refine auto
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  step ncu_B8 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
+    --metrics gpu__time_duration.sum $X --bench-only --only B=8 --refine auto
+  grep -E "^  ff_|gpu__time_duration" "$OUT/ncu_B8.log" | sed 's/(int, [^)]*)//' | paste - - | awk '{print $1, $(NF)}'
+  cat "$OUT/table.txt"
+}

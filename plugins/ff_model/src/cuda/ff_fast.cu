@@ -713,6 +713,27 @@ __device__ __forceinline__ void mma16816(float* d, uint4 a, unsigned b0, unsigne
 }
 #endif
 
+#if DTYPE != 0
+// The B fragments of one (nt, ks) step of the 16-bit GEMM in one ldmatrix.x4 instead of four
+// 32-bit loads: the hi parts of channels ks*16 .. +7 and +8 .. +15 of pixels 8*nt .. +7, then the
+// lo parts (bs + CHUNK * bstride). Lane L addresses row L % 8 of matrix L / 8, so thread (g, q)
+// receives pixel 8*nt + g, channels 2q and 2q + 1 of each: the m16n8k16 B layout.
+// `lane`: operand_lane(bstride), the lane's byte offset; `at`: bs's shared-space address plus
+// the step's byte offset (2 * (8 * nt * bstride + 16 * ks)).
+__device__ __forceinline__ unsigned operand_lane(int bstride) {
+    const int lane = threadIdx.x & 31;
+    return 2u * (unsigned)((lane & 7) * bstride + ((lane >> 3) & 1) * 8 +
+                           ((lane >> 4) & 1) * CHUNK * bstride);
+}
+
+__device__ __forceinline__ void operand_frags(unsigned at, unsigned& h0, unsigned& h1,
+                                              unsigned& l0, unsigned& l1) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(h0), "=r"(h1), "=r"(l0), "=r"(l1)
+                 : "r"(at));
+}
+#endif
+
 // bs: the chunk's depthwise output [CHUNK][bstride] (pixel-major, channel fastest); 16-bit
 // storage: the hi parts, then the lo parts at bs + CHUNK * bstride.
 __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bstride, int C, int at,
@@ -733,9 +754,14 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 #if DTYPE == 2
     const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
 #endif
-    const S* bs_lo = bs + CHUNK * bstride;
+    const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     const int bt = at + C / 16;
+    // bf16's three products: four k steps in flight spill in ff_refine_apply (128 registers).
+#if DTYPE == 2
+#pragma unroll 2
+#else
 #pragma unroll 4
+#endif
     for (int ks = 0; ks < ksteps; ++ks) {
         const long long fa = ((long long)at * ksteps + ks) * 32 + lane;
         const long long fb = ((long long)bt * ksteps + ks) * 32 + lane;
@@ -745,11 +771,8 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 #endif
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
-            const int off = (nt * 8 + g) * bstride + ks * 16 + 2 * q;
-            const unsigned h0 = *reinterpret_cast<const unsigned*>(bs + off);
-            const unsigned h1 = *reinterpret_cast<const unsigned*>(bs + off + 8);
-            const unsigned l0 = *reinterpret_cast<const unsigned*>(bs_lo + off);
-            const unsigned l1 = *reinterpret_cast<const unsigned*>(bs_lo + off + 8);
+            unsigned h0, h1, l0, l1;
+            operand_frags(bs_at + 2u * (unsigned)(nt * 8 * bstride + ks * 16), h0, h1, l0, l1);
 #if DTYPE == 2
             mma16816(acc_a[nt], al, h0, h1);
             mma16816(acc_b[nt], bl, h0, h1);
@@ -783,6 +806,54 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
         }
     }
 #endif
+}
+
+// The depthwise output of pixel n, channel c into the GEMM operand bs: hi, and for 16-bit
+// storage the lo part at bs + CHUNK * bstride.
+__device__ __forceinline__ void store_operand(S* bs, int bstride, int n, int c, float v) {
+    const S hi = from_f32(v);
+    bs[n * bstride + c] = hi;
+#if DTYPE != 0
+    bs[CHUNK * bstride + n * bstride + c] = from_f32(v - to_f32(hi));
+#endif
+}
+
+// refine_operand's depthwise 3x3 over `rows` whole rows of a T-pixel tile, one channel: `m` the
+// channel's staged rows (T f32 each, zero outside the tile), the first output row at m's row
+// `r0` (the row of the chunk's pixel n0). Each row is a window sliding along it, three new values a
+// pixel instead of nine, fully unrolled; each output takes the same products in the same order
+// as the general loop (whose out-of-tile columns add 0 * a neighbour), without the per-tap
+// clamps, bound tests and index divisions that made the depthwise ~30 % of the lean kernel's
+// instructions (H100, B=8, 2026-11-26).
+template <int T>
+__device__ __forceinline__ void depthwise_rows(const float* m, const float* wv, float dwb, S* bs,
+                                               int bstride, int c, int n0, int rows, int r0) {
+    for (int y = 0; y < rows; ++y) {
+        const float* above = m + (r0 + y - 1) * T;
+        const float* row = above + T;
+        const float* below = row + T;
+        float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f;  // the window's left column (x - 1)
+        float c0 = above[0], c1 = row[0], c2 = below[0];
+#pragma unroll
+        for (int x = 0; x < T; ++x) {
+            const float r0v = x + 1 < T ? above[x + 1] : 0.0f;
+            const float r1v = x + 1 < T ? row[x + 1] : 0.0f;
+            const float r2v = x + 1 < T ? below[x + 1] : 0.0f;
+            float acc = dwb;
+            if (x > 0) acc += wv[0] * l0;
+            acc += wv[1] * c0;
+            if (x + 1 < T) acc += wv[2] * r0v;
+            if (x > 0) acc += wv[3] * l1;
+            acc += wv[4] * c1;
+            if (x + 1 < T) acc += wv[5] * r1v;
+            if (x > 0) acc += wv[6] * l2;
+            acc += wv[7] * c2;
+            if (x + 1 < T) acc += wv[8] * r2v;
+            store_operand(bs, bstride, n0 + y * T + x, c, acc);
+            l0 = c0, l1 = c1, l2 = c2;
+            c0 = r0v, c1 = r1v, c2 = r2v;
+        }
+    }
 }
 
 // The chunk's GEMM operand, shared by ff_refine and ff_refine_apply: the tile's channels
@@ -868,36 +939,44 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
             }
         }
         __syncthreads();
-        // Depthwise 3x3 with zero padding, branch-free: an out-of-tile column reads a clamped
-        // neighbour with weight 0; a pixel past the chunk's end computes a value that is then
-        // replaced by 0 (its GEMM column is never stored). cb (16 to 128) divides the block, so
-        // each thread keeps one channel (its 9 weights loaded once) and walks the pixels.
-        const int cc = threadIdx.x % cb, c = c0 + cc;
+        // Depthwise 3x3 with zero padding. cb (16 to 128) divides the block, so each thread
+        // keeps one channel (its 9 weights loaded once) and takes every (blockDim.x / cb)-th
+        // pixel of the chunk, or where that run is whole rows of a 16- or 8-pixel tile (C = 128:
+        // two threads a channel, 16 pixels each), the run's rows (depthwise_rows).
+        const int cc = threadIdx.x % cb, c = c0 + cc, h = threadIdx.x / cb;
         float wv[9];
 #pragma unroll
         for (int j = 0; j < 9; ++j) wv[j] = l.dw_w[c * 9 + j];
         const float dwb = l.dw_b[c];
         const float* m = mod + cc * ms;
-        for (int n = threadIdx.x / cb; n < CHUNK; n += blockDim.x / cb) {
-            const int p = min(p0 + n, p1 - 1);
-            const int py = div_small(p, t, inv_t), x = p - py * t, r = py - row_lo;
-            float acc = dwb;
+        const int run = CHUNK * cb / blockDim.x;
+        if (p1 - p0 == CHUNK && t == 16 && run % 16 == 0) {
+            depthwise_rows<16>(m, wv, dwb, bs, bstride, c, h * run, run / 16,
+                               (p0 + h * run) / 16 - row_lo);
+        } else if (p1 - p0 == CHUNK && t == 8 && run % 8 == 0) {
+            depthwise_rows<8>(m, wv, dwb, bs, bstride, c, h * run, run / 8,
+                              (p0 + h * run) / 8 - row_lo);
+        } else {
+            // Branch-free: an out-of-tile column reads a clamped neighbour with weight 0; a pixel
+            // past the chunk's end computes a value that is then replaced by 0 (its GEMM column
+            // is never stored).
+            for (int n = h; n < CHUNK; n += blockDim.x / cb) {
+                const int p = min(p0 + n, p1 - 1);
+                const int py = div_small(p, t, inv_t), x = p - py * t, r = py - row_lo;
+                float acc = dwb;
 #pragma unroll
-            for (int di = 0; di < 3; ++di) {
-                const float* mr = m + (r - 1 + di) * t;
+                for (int di = 0; di < 3; ++di) {
+                    const float* mr = m + (r - 1 + di) * t;
 #pragma unroll
-                for (int dj = 0; dj < 3; ++dj) {
-                    const int xx = x - 1 + dj;
-                    const float wk = (xx >= 0 && xx < t) ? wv[di * 3 + dj] : 0.0f;
-                    acc += wk * mr[min(max(xx, 0), t - 1)];
+                    for (int dj = 0; dj < 3; ++dj) {
+                        const int xx = x - 1 + dj;
+                        const float wk = (xx >= 0 && xx < t) ? wv[di * 3 + dj] : 0.0f;
+                        acc += wk * mr[min(max(xx, 0), t - 1)];
+                    }
                 }
+                if (p0 + n >= p1) acc = 0.0f;
+                store_operand(bs, bstride, n, c, acc);
             }
-            if (p0 + n >= p1) acc = 0.0f;
-            const S hi = from_f32(acc);
-            bs[n * bstride + c] = hi;
-#if DTYPE != 0
-            bs[CHUNK * bstride + n * bstride + c] = from_f32(acc - to_f32(hi));
-#endif
         }
     }
     __syncthreads();
@@ -1367,7 +1446,7 @@ __device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, in
 #if DTYPE == 2
     const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
 #endif
-    const S* bs_lo = bs + CHUNK * bstride;
+    const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     // The next k step's fragments load while this one's products run (the last step reloads
     // its own: clamped, unconditional).
     const long long f0 = (long long)rt * ksteps * 32 + lane;
@@ -1384,11 +1463,8 @@ __device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, in
 #endif
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
-            const int off = (nt * 8 + g) * bstride + ks * 16 + 2 * q;
-            const unsigned h0 = *reinterpret_cast<const unsigned*>(bs + off);
-            const unsigned h1 = *reinterpret_cast<const unsigned*>(bs + off + 8);
-            const unsigned l0 = *reinterpret_cast<const unsigned*>(bs_lo + off);
-            const unsigned l1 = *reinterpret_cast<const unsigned*>(bs_lo + off + 8);
+            unsigned h0, h1, l0, l1;
+            operand_frags(bs_at + 2u * (unsigned)(nt * 8 * bstride + ks * 16), h0, h1, l0, l1);
 #if DTYPE == 2
             mma16816(acc[nt], al, h0, h1);
 #endif
