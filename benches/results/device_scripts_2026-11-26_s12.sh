@@ -167,3 +167,42 @@ call6() {
   grep -E "^  ff_|gpu__time_duration" "$OUT/ncu_B8.log" | sed 's/(int, [^)]*)//' | paste - - | awk '{print $1, $(NF)}'
   cat "$OUT/table.txt"
 }
+
+# Call 7 (issue 13): FiLM's linears with 1, 2 or 4 frames a block (an experiment build, `_fpb`,
+# reading APEX_FF_FILM_FPB; 4 is the committed choice) against f8151e5's behaviour in process,
+# twice; then the session's figures: the PyTorch anchor on the plugin's export and apex-host's
+# ff_model suite with the anchor's rows (FPB 4, then with the best FPB for B=8), and racecheck of
+# the fused and lean kernels at the profile in every precision.
+call7() {
+  local X=$B/ff_model_gpu_check_fpb
+  for r in 1 2; do
+    for f in 4 2 1; do step bench_fpb${f}_$r 60 env APEX_FF_FILM_FPB=$f $X --bench-only --refine auto; done
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  step ff_export 120 $B/ff_model_export --out /tmp/ff_export
+  mkdir -p /tmp/anchor; step ff_torch 300 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
+  step ff_run 200 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
+    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
+  tail -3 "$OUT/ff_run.log"
+  grep -iE "torch|frames" /tmp/ff/summary.md | head -16
+  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
+  for f in 2 1; do
+    step ff_run_fpb$f 120 env APEX_FF_FILM_FPB=$f $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff$f
+    python3 - /tmp/ff$f/summary.json fpb$f <<'PY' | tee -a "$OUT/fpb_host.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    if 'fp16' in k and 'path=fast' in k and 'height=128' in k and 'tile_size_l0=16' in k:
+        us = '%.2f us' % (c['p50_ms'] * 1e3) if 'p50_ms' in c else '-'
+        print(sys.argv[2], 'batch=8' if 'batch=8' in k else 'batch=1', us, c['status'])
+PY
+  done
+  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" "$OUT"/ff_run_fpb*.log /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
+  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" "$OUT"/ff_run_fpb*.log
+  step race_fused 170 compute-sanitizer --tool racecheck --print-limit 10 $B/ff_model_gpu_check --only profile --refine fused
+  step race_lean 200 compute-sanitizer --tool racecheck --print-limit 10 $B/ff_model_gpu_check --only profile --refine lean
+  grep -hE "RACECHECK SUMMARY|RESULT|hazard|^ok|^FAIL" "$OUT"/race_*.log | head -14
+  cat "$OUT"/race_*.log > "$OUT/racecheck.txt"; rm -f "$OUT"/race_*.log
+  cat "$OUT/table.txt"
+}
