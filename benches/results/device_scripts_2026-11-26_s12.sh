@@ -233,3 +233,102 @@ PY
   gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
   cat "$OUT/table.txt"
 }
+
+# Call 9: plugin-api's LaunchEx (cuLaunchKernelEx with cluster and programmatic-dependent
+# attributes; ff_model's cluster launch moved onto it) and nn_ops launching every kernel
+# programmatic-dependent (griddepcontrol.wait / launch_dependents first in every kernel).
+# plugin-api's GPU unit test; ff_model's self-check and bench against f8151e5's build (f81);
+# the nn_ops self-check (dependent launches); nn_ops' bench with --launch plain and dependent
+# alternating on the seed's 2 M-element shapes and the 1,024-wide rows; apex-host's seed-small
+# cases DRAM-cold and L2-hot with the previous and the new plugin.
+call9() {
+  step api_test 60 $B/plugin_api_tests launch
+  tail -3 "$OUT/api_test.log"
+  step ff_check 120 $B/ff_model_gpu_check --only 'profile,B=8,C=16 36x60 tiles 6/3' --refine auto
+  awk '/^(device|ok|RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | tail -3
+  step ff_bench_f81 40 $B/ff_model_gpu_check_f81 --bench-only --refine auto
+  step ff_bench_new 40 $B/ff_model_gpu_check --bench-only --refine auto
+  for f in "$OUT"/ff_bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
+  cat "$OUT/ff_check.log" "$OUT"/ff_bench_*.log > "$OUT/ff.txt"; rm -f "$OUT/ff_check.log" "$OUT"/ff_bench_*.log
+  step nn_check 270 $B/nn_ops_gpu_check
+  grep -cE "^PASS" "$OUT/nn_check.log"; grep -E "^FAIL|RESULT|error" "$OUT/nn_check.log" | head -8; tail -2 "$OUT/nn_check.log"
+  for r in 1 2; do
+    for m in plain dependent; do
+      step nn_bench_${m}_$r 80 $B/nn_ops_gpu_check --bench-only --launch $m --only "batch=16"
+      step nn_bench1024_${m}_$r 80 $B/nn_ops_gpu_check --bench-only --launch $m --only "dim=1024"
+    done
+  done
+  for f in "$OUT"/nn_bench*.log; do echo "-- $(basename $f)"; grep -E "^(layer_norm|gelu|swish|mse_loss|cross_entropy)" "$f" | awk '{print $1, $2, $3, $5}'; done > "$OUT/nn_bench.txt"
+  cat "$OUT/nn_bench.txt" | head -60
+  rm -f "$OUT"/nn_bench_*.log "$OUT"/nn_bench1024_*.log
+  for v in nn_prev nn_new; do
+    cp .device/ab/$v.so .device/host/release/libapex_plugin_nn_ops.so
+    step host_$v 90 $HOST run --no-build --backends cuda --l2-hot --filter 'nn_ops.*/cuda/*/*batch=16,dim=512,*seq=256' --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512' --output-dir /tmp/$v
+    python3 - /tmp/$v/summary.json $v <<'PY' | tee -a "$OUT/host_ab.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('timing') or {}
+    cold = t.get('batch', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    hot = t.get('batch_hot', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    print(sys.argv[2], k.split('/')[0], k.split('/')[2], 'cold %.2f us' % cold, 'hot %.2f us' % hot, c['status'])
+PY
+  done
+  cat "$OUT/table.txt"
+}
+
+# Call 10 (issue 14): the large grid against torch.compile in one call with the dependent-launch
+# plugin: the torch anchor (LLM rows and vocabularies, DRAM-cold, outputs rotating), then
+# apex-host on the same cases with the anchor's rows; then the LLM rows with the previous plugin
+# (plain launches) for the A/B.
+call10() {
+  mkdir -p /tmp/anchor
+  step nn_torch 300 env OUT=/tmp/anchor python3 benches/anchors/nn_ops_torch.py
+  tail -2 "$OUT/nn_torch.log"
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_new 200 $HOST run --no-build --backends cuda --filter 'nn_ops.*/cuda/*/*seq=8192' \
+    --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=*' --anchor-results /tmp/anchor/nn_ops_torch.jsonl --output-dir /tmp/nn_new
+  tail -2 "$OUT/host_new.log"
+  cp /tmp/nn_new/summary.md "$OUT/nn_new_summary.md"
+  cp /tmp/anchor/nn_ops_torch.jsonl "$OUT/nn_ops_torch.jsonl"
+  cp .device/ab/nn_prev.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_prev 150 $HOST run --no-build --backends cuda --filter 'nn_ops.*/cuda/*/*seq=8192' --output-dir /tmp/nn_prev
+  python3 - /tmp/nn_prev/summary.json /tmp/nn_new/summary.json <<'PY' | tee "$OUT/ab_llm.txt"
+import json, sys
+a = json.load(open(sys.argv[1]))['benchmarks']; b = json.load(open(sys.argv[2]))['benchmarks']
+for k in sorted(a):
+    if k in b and 'p50_ms' in a[k] and 'p50_ms' in b[k]:
+        pa, pb = a[k]['p50_ms'] * 1e3, b[k]['p50_ms'] * 1e3
+        print('%-80s plain %9.2f  dependent %9.2f  %+6.2f%%  line %5.1f%%' % (k, pa, pb, 100 * (pb / pa - 1), b[k]['throughput']['pct_of_copy_bandwidth']))
+PY
+  cat "$OUT/table.txt"
+}
+
+# Call 11 (issue 14): GELU-erf bf16/fp16 8192 x 512 ran 13-17 % slower with dependent launch in
+# call 10. nn_new2: GELU-erf waits but leaves the trigger implicit (its blocks exit); against the
+# plain plugin (nn_prev) and call 10's (nn_new), alternating twice, on the GELU and Swish LLM rows;
+# the GELU self-check of the new build first.
+call11() {
+  step nn_check_gelu 100 $B/nn_ops_gpu_check --only gelu
+  grep -E "^checks|RESULT" "$OUT/nn_check_gelu.log"
+  for r in 1 2; do
+    for v in nn_prev nn_new nn_new2; do
+      cp .device/ab/$v.so .device/host/release/libapex_plugin_nn_ops.so
+      step host_${v}_$r 90 $HOST run --no-build --backends cuda --filter 'nn_ops.gelu/cuda/*/*seq=8192' \
+        --filter 'nn_ops.swish/cuda/*/*dim=512,seq=8192' --output-dir /tmp/${v}_$r
+    done
+  done
+  python3 - /tmp <<'PY' | tee "$OUT/ab_gelu.txt"
+import json, sys
+runs = {}
+for v in ('nn_prev', 'nn_new', 'nn_new2'):
+    for r in (1, 2):
+        b = json.load(open('%s/%s_%d/summary.json' % (sys.argv[1], v, r)))['benchmarks']
+        for k, c in b.items():
+            runs.setdefault(k, {}).setdefault(v, []).append(c.get('p50_ms', 0) * 1e3)
+print('%-72s %17s %17s %17s' % ('case', 'plain', 'dependent', 'erf waits only'))
+for k in sorted(runs):
+    print('%-72s %s' % (k, ' '.join('%8.2f %8.2f' % tuple(runs[k].get(v, [0, 0])) for v in ('nn_prev', 'nn_new', 'nn_new2'))))
+PY
+  cat "$OUT/table.txt"
+}

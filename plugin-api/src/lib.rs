@@ -33,6 +33,8 @@ pub mod harness;
 mod kernel;
 #[cfg(feature = "cuda")]
 pub mod kernel_cache;
+#[cfg(feature = "cuda")]
+pub mod launch;
 #[cfg(feature = "par")]
 pub mod par;
 mod params;

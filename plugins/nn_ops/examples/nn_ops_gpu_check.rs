@@ -18,8 +18,10 @@
 //! ```text
 //! cargo build --release -p apex-plugin-nn-ops --example nn_ops_gpu_check
 //! ./target/release/examples/nn_ops_gpu_check [--bench] [--bench-only] [--only TEXT]
+//!     [--launch dependent|plain]
 //!     (--only: the check cases whose "kernel params" and the bench profiles whose
-//!     "name precision params" contain TEXT)
+//!     "name precision params" contain TEXT; --launch plain: without programmatic dependent
+//!     launch, which every case uses by default, as in apex-host)
 //! ./target/release/examples/nn_ops_gpu_check --dry-run   # no GPU: plans and compiles every case
 //! ```
 
@@ -33,6 +35,7 @@ use apex_plugin_api::{
 use apex_plugin_nn_ops::{
     case::OpKernel,
     harness::{check, describe, params, request},
+    launch::with_dependent_launch,
     ops::{
         CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, cross_entropy::tuning::GradPlan,
         layer_norm::tuning::Schedule,
@@ -44,15 +47,36 @@ use cudarc::driver::{
     sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode},
 };
 
+#[expect(clippy::print_stderr, reason = "a command-line example")]
+fn main() -> ExitCode {
+    if std::env::args().any(|a| a == "--dry-run") {
+        return dry_run();
+    }
+    // `--launch plain`: every case set up to launch without programmatic dependent launch (the
+    // default, `dependent`, is what apex-host runs), to verify and time both.
+    let args: Vec<String> = std::env::args().collect();
+    let dependent = match args
+        .iter()
+        .position(|a| a == "--launch")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+    {
+        None | Some("dependent") => true,
+        Some("plain") => false,
+        Some(other) => {
+            eprintln!("nn_ops_gpu_check: --launch {other}: expected dependent or plain");
+            return ExitCode::from(2);
+        }
+    };
+    with_dependent_launch(dependent, checked_main)
+}
+
 #[expect(
     clippy::print_stdout,
     clippy::print_stderr,
     reason = "a command-line example"
 )]
-fn main() -> ExitCode {
-    if std::env::args().any(|a| a == "--dry-run") {
-        return dry_run();
-    }
+fn checked_main() -> ExitCode {
     let bench = std::env::args().any(|a| a == "--bench" || a == "--bench-only");
     let check_cases = !std::env::args().any(|a| a == "--bench-only");
     // One stream, ordered by this program: no per-buffer events (they would also be illegal

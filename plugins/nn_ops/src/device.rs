@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use apex_plugin_api::PluginError;
 use apex_plugin_api::cuda::{CudaSession, cuda_error};
+use apex_plugin_api::launch::LaunchEx;
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, sys};
 
@@ -44,6 +45,8 @@ pub struct DeviceState {
     pub scratch: CudaSlice<u32>,
     /// The set the next `run` uses.
     pub cursor: usize,
+    /// Whether calls launch programmatic-dependent (`crate::launch`), fixed at setup.
+    pub dependent: bool,
 }
 
 /// Raw bytes of a slice of plain floating-point values.
@@ -143,6 +146,7 @@ impl DeviceState {
             }],
             scratch,
             cursor: 0,
+            dependent: crate::launch::dependent_launch(),
         };
         state.poison::<T>()?;
         Ok(state)
@@ -150,6 +154,28 @@ impl DeviceState {
 
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.session.stream
+    }
+
+    /// A launch of the case's kernel on the host's stream, programmatic-dependent unless the
+    /// case was set up under `launch::with_dependent_launch(false)`: push the arguments, then
+    /// [`DeviceState::launch`] it.
+    pub fn launcher(&self) -> LaunchEx<'_> {
+        let mut launch = LaunchEx::new(self.stream(), &self.function);
+        if self.dependent {
+            launch.dependent();
+        }
+        launch
+    }
+
+    /// Enqueues `launch` (from [`DeviceState::launcher`]) with the case's grid.
+    ///
+    /// # Safety
+    /// The arguments pushed on `launch` match the kernel's parameters in order and type, and
+    /// every buffer holds what the kernel indexes for the case's plan.
+    pub unsafe fn launch(&self, mut launch: LaunchEx<'_>) -> Result<(), PluginError> {
+        // SAFETY: the caller vouches for the arguments; every nn_ops kernel runs
+        // `dependent_launch_start` before its first memory access.
+        unsafe { launch.launch(self.config) }.map_err(cuda_error)
     }
 
     /// The set for this `run`, advancing the cursor.

@@ -8,6 +8,7 @@
 //! rows.rs         how a row kernel maps rows of any length onto threads (sub-warp ... split-row)
 //! case.rs         OpKernel<O> / OpCase<O, T>: any NnOp becomes a Kernel with cpu + cuda cases
 //! device.rs       a CUDA case's buffers: set 0, the DRAM-cold rotation copies, the shared scratch
+//! launch.rs       every launch programmatic-dependent (and the override that turns it off)
 //! ```
 //!
 //! Policies shared by every backend (README.md states them for users): every call is one kernel
@@ -21,6 +22,7 @@ pub mod cpu_par;
 pub mod device;
 pub mod fast_math;
 pub mod harness;
+pub mod launch;
 pub mod op;
 pub mod ops;
 pub mod program;

@@ -4,13 +4,16 @@
 //! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
 //! A level that selects no tile launches nothing.
 
-use apex_plugin_api::{PluginError, cuda::cuda_error};
+use apex_plugin_api::{
+    PluginError,
+    cuda::cuda_error,
+    launch::{ClusterPolicy, LaunchEx},
+};
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::{
-    cluster::ClusterLaunch,
     refine::LevelRefine,
     state::{DeviceState, FastFunctions, FrameSet, LevelState, film_smem, select_smem},
 };
@@ -234,7 +237,11 @@ impl Level<'_> {
                 "a fused refine level without {name} (a plugin bug)"
             ))
         })?;
-        let mut a = ClusterLaunch::new(self.stream, refine_apply);
+        // The load-balancing policy: B=8 229.2 -> 224.1 us against the default (H100, 2026-11-26,
+        // session 12 call 5), where the lean CTAs spent 41 % of their stall samples waiting for
+        // the slowest CTA of their cluster.
+        let mut a = LaunchEx::new(self.stream, refine_apply);
+        a.cluster(l.chunks as u32, ClusterPolicy::LoadBalancing);
         a.ptr(&l.packed)
             .ptr(&l.film)
             .ptr(&l.weights)
@@ -260,7 +267,7 @@ impl Level<'_> {
         // and `l0map` are map-sized or null; the level was planned fused (or lean) only where
         // `fits_cluster` held (at most 8 CTAs a cluster, C at most 16 * WARPS), and `smem` is the
         // kernel's own (`refine_smem` or `lean_smem`, opted in past 48 KiB in `DeviceState::new`).
-        unsafe { a.launch(cfg, l.chunks as u32) }.map_err(|e| {
+        unsafe { a.launch(cfg) }.map_err(|e| {
             let mut err = cuda_error(e);
             err.message = format!(
                 "{} (launching {name}: grid {:?} in clusters of {}, {} bytes of dynamic shared \

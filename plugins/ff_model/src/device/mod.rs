@@ -10,12 +10,11 @@
 //!            rotation), uploads, poisoning, downloads
 //! refine.rs  how a level runs its refine block: fused or lean (one thread-block cluster per tile)
 //!            or split
-//! cluster.rs cuLaunchKernelEx with a cluster dimension (the fused refine's launch)
-//! fast.rs    the fast path's launches of one call (ten, twelve with both levels split)
+//! fast.rs    the fast path's launches of one call (twelve, fourteen with both levels split; the
+//!            fused refine's through plugin-api's `launch::LaunchEx`, with a cluster dimension)
 //! eager.rs   the eager path: one launch per op, the selection on the host (its ids copied in)
 //! ```
 
-mod cluster;
 mod eager;
 mod fast;
 pub mod layout;

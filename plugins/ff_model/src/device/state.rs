@@ -10,12 +10,12 @@
 use apex_plugin_api::{
     CudaHandles, PluginError,
     cuda::{CudaSession, cuda_error},
+    launch::{ClusterPolicy, LaunchEx},
 };
 use apex_tile_math::hilbert;
 use cudarc::driver::{CudaFunction, CudaSlice, sys::CUfunction_attribute_enum};
 
 use super::{
-    cluster::max_active_clusters,
     eager::EagerState,
     layout::level_words,
     refine::{LevelRefine, Refine, Residency, fits_cluster},
@@ -431,7 +431,9 @@ impl DeviceState {
         let stream = &self.session.stream;
         let chunks = level.chunks as u32;
         let held = |f, smem: usize| {
-            max_active_clusters(stream, f, chunks, program::THREADS, smem as u32)
+            LaunchEx::new(stream, f)
+                .cluster(chunks, ClusterPolicy::LoadBalancing)
+                .max_active_clusters(program::THREADS, smem as u32)
                 .map_err(cuda_error)
         };
         Ok(Some(Residency {

@@ -201,3 +201,21 @@ __device__ __forceinline__ bool finished_last(unsigned int* scratch, unsigned in
     if (last) __threadfence();
     return last;
 }
+
+// Every kernel's first statement. The host launches each call programmatic-dependent
+// (src/launch.rs): wait until the stream's previous kernel has completed and its writes are
+// visible (this call reads and writes buffers, and the shared scratch, that it may still be
+// using), then let the next call's blocks be scheduled as soon as all of this call's have
+// started. Without the launch attribute both are no-ops; before sm_90 they do not exist.
+__device__ __forceinline__ void dependent_launch_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void dependent_launch_start() {
+    dependent_launch_wait();
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}

@@ -109,6 +109,7 @@ __device__ __forceinline__ void merge_stats(float& m, float& s, float m_b, float
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 cross_entropy(const S* __restrict__ logits, const long long* __restrict__ targets, S* __restrict__ grad,
               float* __restrict__ loss, unsigned int* __restrict__ scratch) {
+    dependent_launch_start();
     __shared__ double red[32];
     __shared__ unsigned int s_ticket, s_flag, s_nvalid;
     __shared__ float s_stat[2];

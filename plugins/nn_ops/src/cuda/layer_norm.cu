@@ -135,6 +135,7 @@ __device__ __forceinline__ void normalize_slice(const Raw (&r)[NV], unsigned int
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 layer_norm(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict__ b, S* __restrict__ y,
            unsigned int* __restrict__ scratch, float eps) {
+    dependent_launch_start();
     __shared__ double red[32];
     __shared__ unsigned int s_ticket, s_flag;
     __shared__ float s_stat[2];

@@ -10,6 +10,7 @@
 extern "C" __global__ void __launch_bounds__(BLOCK)
 mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ loss,
          unsigned int* __restrict__ scratch) {
+    dependent_launch_start();
     __shared__ double red[32];
     __shared__ unsigned int s_flag;
     float* partials = reinterpret_cast<float*>(scratch + W_ARRAYS);

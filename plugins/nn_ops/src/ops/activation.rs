@@ -1,9 +1,7 @@
 //! The elementwise machinery GELU and Swish share: cost model, inputs, the CPU path, the f64
 //! reference, and one CUDA program (`cuda/activation.cu`) selected by [`Func`].
 
-use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{Accuracy, PluginError, Precision, Tolerance, Work, WorkUnit};
-use cudarc::driver::PushKernelArg;
 
 use crate::{
     Element,
@@ -163,12 +161,10 @@ impl Activation {
 
     pub fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
         let s = &device.sets[set];
-        let mut b = device.stream().launch_builder(&device.function);
-        b.arg(&s.data[0]).arg(&s.outputs[0]);
+        let mut b = device.launcher();
+        b.ptr(&s.data[0]).ptr(&s.outputs[0]);
         // SAFETY: the arguments match `activation` in cuda/activation.cu; the grid covers NVEC.
-        unsafe { b.launch(device.config) }
-            .map(drop)
-            .map_err(cuda_error)
+        unsafe { device.launch(b) }
     }
 }
 

@@ -2,12 +2,10 @@
 //! `x[batch, seq, dim]` (biased variance, as PyTorch's `layer_norm`), affine weight and bias of
 //! `[dim]` in the storage type.
 
-use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Accuracy, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work,
     WorkUnit,
 };
-use cudarc::driver::PushKernelArg;
 
 use crate::{
     Element,
@@ -253,13 +251,11 @@ impl NnOp for LayerNorm {
     fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
         let s = &device.sets[set];
         let eps = self.eps as f32;
-        let mut b = device.stream().launch_builder(&device.function);
-        b.arg(&s.data[0]).arg(&s.data[1]).arg(&s.data[2]);
-        b.arg(&s.outputs[0]).arg(&device.scratch).arg(&eps);
+        let mut b = device.launcher();
+        b.ptr(&s.data[0]).ptr(&s.data[1]).ptr(&s.data[2]);
+        b.ptr(&s.outputs[0]).ptr(&device.scratch).float(eps);
         // SAFETY: the arguments match `layer_norm` in cuda/layer_norm.cu; the grid is the plan's.
-        unsafe { b.launch(device.config) }
-            .map(drop)
-            .map_err(cuda_error)
+        unsafe { device.launch(b) }
     }
 }
 

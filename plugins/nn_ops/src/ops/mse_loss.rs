@@ -1,12 +1,10 @@
 //! `nn_ops.mse_loss`: `sum((input - target)^2)` over `[batch, seq, dim]`, divided by the element
 //! count for `reduction: mean` (PyTorch's default) or not for `sum`; the loss is one f32.
 
-use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{
     Accuracy, KernelDescriptor, ParamSpec, Params, PluginError, Precision, Tolerance, Work,
     WorkUnit,
 };
-use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 
 use crate::{
@@ -176,15 +174,13 @@ impl NnOp for MseLoss {
 
     fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
         let s = &device.sets[set];
-        let mut b = device.stream().launch_builder(&device.function);
-        b.arg(&s.data[0])
-            .arg(&s.data[1])
-            .arg(&s.scalars)
-            .arg(&device.scratch);
+        let mut b = device.launcher();
+        b.ptr(&s.data[0])
+            .ptr(&s.data[1])
+            .ptr(&s.scalars)
+            .ptr(&device.scratch);
         // SAFETY: the arguments match `mse_loss` in cuda/mse_loss.cu; scratch holds GRID partials.
-        unsafe { b.launch(device.config) }
-            .map(drop)
-            .map_err(cuda_error)
+        unsafe { device.launch(b) }
     }
 }
 

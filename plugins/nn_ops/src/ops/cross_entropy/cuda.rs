@@ -3,9 +3,7 @@
 //! the reread plan where the shared-memory one does not apply), its `#define`s and launch
 //! configuration (`cuda/cross_entropy.cu` describes each plan), and the launch.
 
-use apex_plugin_api::cuda::cuda_error;
 use apex_plugin_api::{PluginError, Precision};
-use cudarc::driver::PushKernelArg;
 
 use super::{CrossEntropy, tuning};
 use crate::{
@@ -150,19 +148,17 @@ pub(super) fn launch(device: &DeviceState, set: usize) -> Result<(), PluginError
         .targets
         .as_ref()
         .ok_or_else(|| PluginError::other("cross_entropy has no targets on the device"))?;
-    let mut b = device.stream().launch_builder(&device.function);
-    b.arg(&s.data[0]).arg(targets);
+    let mut b = device.launcher();
+    b.ptr(&s.data[0]).ptr(targets);
     // Without `grad` the kernel never touches its gradient pointer; pass the logits.
     match s.outputs.first() {
-        Some(g) => b.arg(g),
-        None => b.arg(&s.data[0]),
+        Some(g) => b.ptr(g),
+        None => b.ptr(&s.data[0]),
     };
-    b.arg(&s.scalars).arg(&device.scratch);
+    b.ptr(&s.scalars).ptr(&device.scratch);
     // SAFETY: the arguments match `cross_entropy` in cuda/cross_entropy.cu; the grid and
     // scratch are the plan's.
-    unsafe { b.launch(device.config) }
-        .map(drop)
-        .map_err(cuda_error)
+    unsafe { device.launch(b) }
 }
 
 #[cfg(test)]
