@@ -110,6 +110,7 @@ impl DeviceState {
             let resident = Self::facts(&session)?.sm_count as u32 * per_sm.max(1);
             config.grid_dim.0 = config.grid_dim.0.min(resident).max(1);
         }
+        let session_major = session.handles.compute_capability_major;
         let stream = session.stream.clone();
         let data = inputs
             .data
@@ -146,7 +147,9 @@ impl DeviceState {
             }],
             scratch,
             cursor: 0,
-            dependent: crate::launch::dependent_launch(),
+            // The attribute and griddepcontrol exist from sm_90 on; older GPUs launch plainly.
+            dependent: crate::launch::dependent_launch()
+                && session_major >= crate::launch::MIN_MAJOR,
         };
         state.poison::<T>()?;
         Ok(state)

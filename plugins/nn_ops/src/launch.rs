@@ -10,6 +10,10 @@
 
 use std::cell::Cell;
 
+/// The first compute capability with programmatic dependent launch (sm_90); older devices launch
+/// plainly.
+pub const MIN_MAJOR: u32 = 9;
+
 thread_local! {
     static DEPENDENT: Cell<bool> = const { Cell::new(true) };
 }
