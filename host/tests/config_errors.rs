@@ -345,6 +345,18 @@ fn zip_of_unequal_lengths() {
     );
 }
 
+/// A zip group of non-names (found by the config fuzzer, 2026-11-26: it indexed an empty group)
+/// is a located error, not a crash.
+#[test]
+fn zip_group_of_numbers() {
+    expect(
+        "kernel: tile_ops.tile_pack\nproblem_size:\n  tile_size: [8, 16]\n  kmax: [32, 64]\nzip: [[tile_size, kmax], [4, 5]]\n",
+        "5:27",
+        "zip[1][0]",
+        "expected a string, found the integer `4`",
+    );
+}
+
 #[test]
 fn exclude_of_unknown_param() {
     expect(

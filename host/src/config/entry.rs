@@ -342,6 +342,11 @@ fn parse_zip(
             );
             continue;
         }
+        // A group whose names were rejected above (not strings, or already zipped) has its
+        // errors recorded; fewer than two axes left zip nothing.
+        if group.len() < 2 {
+            continue;
+        }
         check_zip_lengths(r, &group, problem_size, &gp);
         out.push(group);
     }
@@ -363,11 +368,13 @@ fn check_zip_lengths(
         .iter()
         .map(|n| (n.value.as_str(), ps.iter().find(|p| p.name == n.value)))
         .collect();
-    if lens.iter().any(|(_, p)| p.is_none()) {
+    let Some(((_, Some(first)), rest)) = lens.split_first() else {
+        return;
+    };
+    if rest.iter().any(|(_, p)| p.is_none()) {
         return;
     }
-    let first = lens[0].1.expect("checked");
-    for (name, p) in &lens[1..] {
+    for (name, p) in rest {
         let p = p.expect("checked");
         if p.values.len() != first.values.len() {
             let e = super::errors::ConfigError::new(
