@@ -40,6 +40,8 @@ pub struct LaunchEx<'a> {
     func: &'a CudaFunction,
     slots: Vec<[u8; 8]>,
     attributes: Vec<CUlaunchAttribute>,
+    /// The cluster width set by [`LaunchEx::cluster`] (1: no clusters).
+    cluster_x: u32,
 }
 
 impl<'a> LaunchEx<'a> {
@@ -49,6 +51,7 @@ impl<'a> LaunchEx<'a> {
             func,
             slots: Vec::with_capacity(16),
             attributes: Vec::with_capacity(3),
+            cluster_x: 1,
         }
     }
 
@@ -84,6 +87,7 @@ impl<'a> LaunchEx<'a> {
 
     /// Clusters of `x` CTAs along x (the grid's x a multiple of it), placed by `policy`.
     pub fn cluster(&mut self, x: u32, policy: ClusterPolicy) -> &mut Self {
+        self.cluster_x = x;
         let mut value = CUlaunchAttributeValue { pad: [0; 64] };
         value.clusterDim = CUlaunchAttributeValue_union__bindgen_ty_1 { x, y: 1, z: 1 };
         self.attribute(
@@ -174,14 +178,8 @@ impl<'a> LaunchEx<'a> {
     /// cluster slots). The arguments are not needed.
     pub fn max_active_clusters(&mut self, block: u32, smem: u32) -> Result<usize, DriverError> {
         self.stream.context().bind_to_thread()?;
-        let cluster_x = self
-            .attributes
-            .iter()
-            .find(|a| a.id == CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
-            // SAFETY: the cluster attribute's value was written through `clusterDim`.
-            .map_or(1, |a| unsafe { a.value.clusterDim.x });
         let config = self.config(LaunchConfig {
-            grid_dim: (cluster_x, 1, 1),
+            grid_dim: (self.cluster_x, 1, 1),
             block_dim: (block, 1, 1),
             shared_mem_bytes: smem,
         });

@@ -8,8 +8,8 @@
 //! The default, [`Refine::Auto`], runs each level that fits a cluster on the fused kernel that
 //! needs fewer waves of clusters ([`pick`]): `ff_refine_apply` (the shorter CTA) while its tiles
 //! fit one wave of it, as at B=1, and `ff_refine_apply_lean` once the lean kernel's extra CTAs a
-//! SM save a wave, as on both levels at B=8. Fused, lean and split stay selectable so the GPU check verifies and
-//! times all three.
+//! SM save a wave, as on both levels at B=8. Fused, lean and split stay selectable so the GPU
+//! check verifies and times all three.
 
 use std::sync::Arc;
 
