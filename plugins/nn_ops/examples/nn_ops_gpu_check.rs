@@ -22,7 +22,8 @@
 //!     (--only: the check cases whose "kernel params" and the bench profiles whose
 //!     "name precision params" contain TEXT; --launch plain: without programmatic dependent
 //!     launch, which every case uses by default, as in apex-host)
-//! ./target/release/examples/nn_ops_gpu_check --dry-run   # no GPU: plans and compiles every case
+//! ./target/release/examples/nn_ops_gpu_check --dry-run [--hashes]
+//!     (no GPU: plans and compiles every case; --hashes prints a hash of each program's PTX)
 //! ```
 
 use std::process::ExitCode;
@@ -219,10 +220,22 @@ fn dry_run() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    // `--hashes`: a hash of each program's PTX, so a refactor of the CUDA sources can show that
+    // it changes no instruction (compare the lists before and after).
+    let hashes = std::env::args().any(|a| a == "--hashes");
     for (label, source) in &sources {
-        if let Err(e) = compile_ptx("nn_ops", source, "sm_90") {
-            eprintln!("dry run: {label}: {e}");
-            return ExitCode::FAILURE;
+        match compile_ptx("nn_ops", source, "sm_90") {
+            Ok(ptx) if hashes => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                ptx.to_src().hash(&mut h);
+                println!("ptx {:016x} {label}", h.finish());
+            }
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("dry run: {label}: {e}");
+                return ExitCode::FAILURE;
+            }
         }
     }
     println!(

@@ -1,6 +1,7 @@
 //! CUDA source assembly: `#define`s for one shape and precision, the shared device header
 //! (`cuda/common.cuh`: storage type, conversions, vectors, reductions, grid coordination), then
-//! one op's kernel. Every index division is by a compile-time constant and the launch grid
+//! one op's kernel (after `cuda/bulk.cuh`, the TMA bulk copies, for the kernels that stage data
+//! in shared memory). Every index division is by a compile-time constant and the launch grid
 //! follows from the same numbers.
 
 use apex_plugin_api::Precision;
@@ -8,6 +9,9 @@ use cudarc::driver::LaunchConfig;
 
 /// The device header shared by every op.
 pub const COMMON: &str = include_str!("cuda/common.cuh");
+/// TMA bulk copies into shared memory and their mbarriers (sm_90+), for the kernels that stage
+/// their data there: put it before such a kernel's body.
+pub const BULK: &str = include_str!("cuda/bulk.cuh");
 
 /// `DTYPE`: 0 = fp32, 1 = fp16, 2 = bf16 (fp16/bf16 are raw `unsigned short` bits on the device).
 pub fn dtype_code(precision: Precision) -> usize {

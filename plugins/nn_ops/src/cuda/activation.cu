@@ -1,5 +1,6 @@
 // Elementwise activations over N elements, fp32 math, one rounding per store. One launch.
-// Expects the FlatPlan defines (N VEC NVEC TAIL UNROLL BLOCK GRID) and ACT:
+// Expects the FlatPlan defines (N VEC NVEC TAIL UNROLL BLOCK GRID), EARLY_TRIGGER (let the next
+// call's blocks in at this call's start) and ACT:
 //   0: GELU, erf form:  0.5 x erfc(-x / sqrt 2)  (= 0.5 x (1 + erf(x / sqrt 2)), exact in the tail)
 //   1: GELU, tanh form: 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), as x * sigmoid(2u)
 //   2: Swish (SiLU):    x * sigmoid(x)
@@ -50,10 +51,11 @@ __device__ __forceinline__ float act(float x) {
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 activation(const S* __restrict__ x, S* __restrict__ y) {
-#if ACT == 0
+#if !EARLY_TRIGGER
     // GELU-erf is issue-bound at 16-bit types: with the next call's blocks let in at this
     // call's start, bf16 and fp16 8192 x 512 (one wave) ran 13-17 % slower while every other
-    // case gained (H100, 2026-11-26), so its blocks come in as this call's leave.
+    // case gained (H100, 2026-11-26), so where the grid is one wave or less its blocks come in
+    // as this call's leave (setup's EARLY_TRIGGER).
     dependent_launch_wait();
 #else
     dependent_launch_start();

@@ -202,6 +202,34 @@ __device__ __forceinline__ bool finished_last(unsigned int* scratch, unsigned in
     return last;
 }
 
+// ---- Per-block partials that one collecting block sums, without a grid-wide counter: a block
+// publishes its f32 partial (and a count below 2^31) and the fact that it has landed in one
+// 64-bit store (bit 63 set; single-copy atomic), and the collector polls each slot until it is
+// set, then returns it to 0 (so the next call, and a graph replay, find the slots as setup left
+// them). With block 0 collecting, this saves the "last block" counter's fence and atomic round
+// trip and the last block's read of every partial after it: block 0 has read all but the latest
+// already (MSE bf16, 2 M elements, L2-hot: 3.88 -> 3.34 us a call, H100). Block 0 may wait for
+// blocks that have not started yet: it holds one block's resources, and every other block
+// finishes without waiting for it, so they all get to run.
+__device__ __forceinline__ void partial_publish(unsigned long long* slot, float v, unsigned int count) {
+    const unsigned long long word = (1ull << 63) | ((unsigned long long)count << 32) | __float_as_uint(v);
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long partial_collect(unsigned long long* slot) {
+    unsigned long long word;
+    do {
+        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
+    } while ((word >> 63) == 0ull);
+    *slot = 0ull;
+    return word;
+}
+
+__device__ __forceinline__ float partial_value(unsigned long long word) { return __uint_as_float((unsigned int)word); }
+__device__ __forceinline__ unsigned int partial_count(unsigned long long word) {
+    return (unsigned int)(word >> 32) & 0x7fffffffu;
+}
+
 // Every kernel's first statement. The host launches each call programmatic-dependent
 // (src/launch.rs): wait until the stream's previous kernel has completed and its writes are
 // visible (this call reads and writes buffers, and the shared scratch, that it may still be

@@ -33,66 +33,23 @@
 //     the reread plan's chunks with the same arithmetic, so where both plans split a row alike
 //     (64 KiB slices, a row of a power-of-two number of them) they compute the same bits.
 //
-// The loss: each work item stores the sum and the count of its rows' losses (in slot `work`, so
-// the order is fixed), and the block that finishes last sums them in f64 and writes
-// sum / count, then resets every counter it used.
+// The loss: each work item publishes the sum and the count of its rows' losses in its 64-bit slot
+// (`work`, so the order is fixed; partial_publish, common.cuh); one block collects the slots,
+// sums them in f64, writes sum / count and resets every counter: work item 0's block, after its
+// own rows, in the forward pass; with GRAD the block that finishes last (W_FINISH), whose
+// fences order every block's reads of the counters before the resets.
 //
-// Scratch words: [W_ARRAYS, +GRID) float loss partials, [+GRID, +2 GRID) counts, then (SPLIT > 1)
-// ROWS arrival counters and ROWS*SPLIT (max, sum) pairs.
+// Scratch words: [W_ARRAYS, +2 GRID) the GRID partial slots, then (SPLIT > 1) ROWS arrival
+// counters and ROWS*SPLIT (max, sum) pairs.
 
-#define P_LOSS W_ARRAYS
-#define P_COUNT (W_ARRAYS + GRID)
+#define P_SLOTS W_ARRAYS
 #define P_ARRIVED (W_ARRAYS + 2 * GRID)
 #define P_STATS (W_ARRAYS + 2 * GRID + ROWS)
 
 __device__ __forceinline__ bool is_class(long long t) { return t >= 0 && t < (long long)COLS; }
 
-#if GRAD && SMEM
-#if __CUDA_ARCH__ < 900
+#if GRAD && SMEM && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "SMEM=1 fills shared memory with TMA bulk copies (sm_90 and later); older devices get the reread plan"
-#endif
-__device__ __forceinline__ unsigned int smem_addr(const void* p) {
-    return (unsigned int)__cvta_generic_to_shared(p);
-}
-
-// An mbarrier that completes its phase 0 with one arrival and the bytes of the copies it expects.
-__device__ __forceinline__ void barrier_init(unsigned long long* bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
-}
-
-// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory to this
-// block's shared memory; `bar` completes when they have landed. One thread per barrier.
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned int bytes,
-                                          unsigned long long* bar) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_addr(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
-                 : "memory");
-}
-
-// One 16-byte vector of shared memory. A volatile asm load, so that each walk reads shared memory
-// again instead of the compiler keeping an earlier walk's vectors live in registers.
-__device__ __forceinline__ Raw shared_vec(const Raw* p) {
-    Raw r;
-    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "r"(smem_addr(p)));
-    return r;
-}
-
-// Waits until `bar`'s phase 0 has completed; its copies' data is then visible to this thread.
-__device__ __forceinline__ void barrier_wait(unsigned long long* bar) {
-    unsigned int done;
-    do {
-        asm volatile(
-            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}"
-            : "=r"(done)
-            : "r"(smem_addr(bar))
-            : "memory");
-    } while (!done);
-}
 #endif
 
 // Merges (m_b, s_b) into (m, s): s is a sum of e^(x - m).
@@ -122,7 +79,7 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
         for (unsigned int c = 0; c < CHUNKS; ++c) barrier_init(&s_bar[c]);
         // The initialized barriers must be visible to the copies (the async proxy); the ticket's
         // __syncthreads makes them visible to the other threads.
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        bulk_fence();
     }
 #endif
 #if GRAD
@@ -211,7 +168,7 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
             const unsigned int k = (j0 + u) * TPR + lane;
             if (row_ok && v0 + k < v_end) {
                 const unsigned int i = group * SLICE_V + k;
-                while (landed * CHUNK_V <= i) barrier_wait(&s_bar[landed++]);
+                while (landed * CHUNK_V <= i) barrier_wait(&s_bar[landed++], 0);
                 float f[VEC];
                 unpack_f32(shared_vec(s_data + i), f);
 #pragma unroll
@@ -364,16 +321,23 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
     // The work item's loss sum and count, in a fixed tree over the block.
     const float block_loss = group_reduce<BLOCK>(row_loss, Sum(), red);
     const unsigned int block_count = group_reduce<BLOCK>(row_count, Sum(), red);
-    if (tid == 0) {
-        reinterpret_cast<float*>(scratch + P_LOSS)[work] = block_loss;
-        scratch[P_COUNT + work] = block_count;
-    }
-    if (finished_last(scratch, &s_flag)) {
+    unsigned long long* slots = reinterpret_cast<unsigned long long*>(scratch + P_SLOTS);
+    if (tid == 0) partial_publish(slots + work, block_loss, block_count);
+#if GRAD
+    // The block that finishes last collects (its slot reads are then all hits): with the
+    // gradient's many waves (up to 1,000 blocks a row set, 1-2 ms) a collector spinning from
+    // the start cost 9-11 % at vocab 131,072 and 262,144 (H100, 2026-11-26).
+    const bool collects = finished_last(scratch, &s_flag);
+#else
+    const bool collects = work == 0;
+#endif
+    if (collects) {
         double sum = 0.0;
         unsigned int count = 0;
         for (unsigned int i = tid; i < GRID; i += BLOCK) {
-            sum += (double)__ldcg(reinterpret_cast<const float*>(scratch + P_LOSS) + i);
-            count += __ldcg(scratch + P_COUNT + i);
+            const unsigned long long p = partial_collect(slots + i);
+            sum += (double)partial_value(p);
+            count += partial_count(p);
         }
         // The count first: in the other order ptxas spilled 8 bytes of this cold path at the
         // shared-memory plan's 40 registers per thread (the results do not depend on it).

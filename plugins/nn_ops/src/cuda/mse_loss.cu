@@ -1,19 +1,18 @@
 // MSE loss: sum((a - b)^2) over N elements, divided by N when MEAN, written as one f32. One
 // launch: GRID blocks stride over the vectors (UNROLL 16-byte loads of each input in flight per
-// thread), each block stores its fp32 partial, and the block that finishes last (W_FINISH, see
-// common.cuh) sums the GRID partials in a fixed order in f64, writes the loss and resets the
-// counter. Deterministic: the same inputs give the same bits on the same device.
+// thread), each block publishes its fp32 partial in its slot (partial_publish, common.cuh), and
+// block 0, after its own share, collects the GRID partials in a fixed order in f64 and writes
+// the loss. Deterministic: the same inputs give the same bits on the same device.
 // Expects the FlatPlan defines (N VEC NVEC TAIL UNROLL BLOCK GRID) and MEAN (0: sum, 1: mean).
 //
-// Scratch: word W_FINISH, then GRID float partials from W_ARRAYS.
+// Scratch: GRID 64-bit partial slots from word W_ARRAYS.
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ loss,
          unsigned int* __restrict__ scratch) {
     dependent_launch_start();
     __shared__ double red[32];
-    __shared__ unsigned int s_flag;
-    float* partials = reinterpret_cast<float*>(scratch + W_ARRAYS);
+    unsigned long long* slots = reinterpret_cast<unsigned long long*>(scratch + W_ARRAYS);
     float acc = 0.0f;
     const size_t step = (size_t)GRID * BLOCK * UNROLL;
     for (size_t v0 = (size_t)blockIdx.x * BLOCK * UNROLL + threadIdx.x; v0 < NVEC; v0 += step) {
@@ -43,14 +42,12 @@ mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ l
         acc = fmaf(d, d, acc);
     }
     acc = group_reduce<BLOCK>(acc, Sum(), red);
-    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
-    if (finished_last(scratch, &s_flag)) {
+    if (threadIdx.x == 0) partial_publish(slots + blockIdx.x, acc, 0u);
+    if (blockIdx.x == 0) {
         double s = 0.0;
-        for (unsigned int i = threadIdx.x; i < GRID; i += BLOCK) s += (double)__ldcg(partials + i);
+        for (unsigned int i = threadIdx.x; i < GRID; i += BLOCK)
+            s += (double)partial_value(partial_collect(slots + i));
         s = group_reduce<BLOCK>(s, Sum(), red);
-        if (threadIdx.x == 0) {
-            loss[0] = (float)(MEAN ? s / (double)N : s);
-            scratch[W_FINISH] = 0u;
-        }
+        if (threadIdx.x == 0) loss[0] = (float)(MEAN ? s / (double)N : s);
     }
 }

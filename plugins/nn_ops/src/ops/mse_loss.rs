@@ -166,7 +166,8 @@ impl NnOp for MseLoss {
             source: assemble(precision, &defines, SOURCE),
             function: "mse_loss",
             config: launch_1d(plan.grid, plan.block),
-            scratch_words: 8 + plan.grid,
+            // Word W_ARRAYS (8) on: one 64-bit partial slot per block.
+            scratch_words: 8 + 2 * plan.grid,
             co_resident_blocks: 1,
             grid_stride: false,
         })
@@ -179,7 +180,8 @@ impl NnOp for MseLoss {
             .ptr(&s.data[1])
             .ptr(&s.scalars)
             .ptr(&device.scratch);
-        // SAFETY: the arguments match `mse_loss` in cuda/mse_loss.cu; scratch holds GRID partials.
+        // SAFETY: the arguments match `mse_loss` in cuda/mse_loss.cu; scratch holds GRID partial
+        // slots.
         unsafe { device.launch(b) }
     }
 }

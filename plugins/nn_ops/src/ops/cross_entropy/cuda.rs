@@ -9,7 +9,7 @@ use super::{CrossEntropy, tuning};
 use crate::{
     device::DeviceState,
     op::{CudaProgram, DeviceFacts},
-    program::{assemble, launch_1d},
+    program::{BULK, assemble, launch_1d},
     rows::RowPlan,
 };
 
@@ -133,7 +133,7 @@ pub(super) fn program(
     }
     Ok(CudaProgram {
         name: "cross_entropy",
-        source: assemble(precision, &defines, SOURCE),
+        source: assemble(precision, &defines, &[BULK, SOURCE].concat()),
         function: "cross_entropy",
         config,
         scratch_words: 8 + 2 * plan.grid + split_words,

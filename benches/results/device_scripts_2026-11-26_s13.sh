@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The device calls of the thirteenth session (2026-11-26), run from the repository root on the
+# device machine with the release binaries carried in .device/bin (and apex-host with its plugin
+# in .device/host/release, the A/B plugin builds in .device/ab). Usage on the device:
+# `source benches/results/device_scripts_2026-11-26_s13.sh; call1`.
+set -u
+B=.device/bin
+HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+row() { printf '%-22s rc=%-4s %6ss\n' "$1" "$2" "$3" | tee -a "$OUT/table.txt"; }
+step() {
+  local name=$1 to=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  timeout -s TERM "$to" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
+}
+# apex-host with plugin build $2 (.device/ab/$2.so), label $1, then the given run arguments;
+# prints one line per case: label, kernel, precision, params, DRAM-cold and L2-hot p50.
+host_ab() {
+  local label=$1 build=$2; shift 2
+  cp .device/ab/$build.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_$label 150 $HOST run --no-build --backends cuda "$@" --output-dir /tmp/$label
+  python3 - /tmp/$label/summary.json $label <<'PY' | tee -a "$OUT/host_ab.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('timing') or {}
+    cold = t.get('batch', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    hot = t.get('batch_hot', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    p = k.split('/')
+    print(sys.argv[2], p[0], p[2], p[3], 'cold %.2f us' % cold, 'hot %.2f us' % hot, c['status'])
+PY
+}
+
+# Call 1 (issue 14): three changes against the previous build (nn_base).
+#  - LayerNorm's ring schedule: each block's work items land in shared memory by TMA bulk
+#    copies, several a block in flight (a new schedule beside the others, in one binary);
+#  - MSE's partials collected by block 0 from 64-bit slots instead of a last-block counter;
+#  - GELU-erf lets the next call in at its start where its grid is more than one wave.
+# The self-check of every case (ring included), the in-process DRAM-cold bench of LayerNorm's
+# schedules, MSE and GELU against the previous binary twice, apex-host's seed-small shapes
+# DRAM-cold and L2-hot with each plugin build.
+call1() {
+  step nn_check 300 $B/nn_ops_gpu_check
+  grep -cE "^PASS" "$OUT/nn_check.log"; grep -E "^FAIL|RESULT|error" "$OUT/nn_check.log" | head -8
+  step ln_bench 200 $B/nn_ops_gpu_check --bench-only --only layer_norm
+  for r in 1 2; do
+    for v in base new; do
+      X=$B/nn_ops_gpu_check; [ $v = base ] && X=$B/nn_ops_gpu_check_base
+      step mse_${v}_$r 80 $X --bench-only --only mse_loss
+      step gelu_${v}_$r 80 $X --bench-only --only gelu
+    done
+  done
+  for f in "$OUT"/mse_*.log "$OUT"/gelu_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^(gelu|mse_loss)" "$f" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/mse_*.log "$OUT"/gelu_*.log
+  for v in base new; do
+    host_ab small_$v nn_$v --l2-hot --filter 'nn_ops.*/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512'
+  done
+  grep -E "^layer_norm" "$OUT/ln_bench.log"
+  cat "$OUT/ab_bench.txt"
+  cat "$OUT/table.txt"
+}
+
+# Call 2 (issue 14): cross-entropy's partials collected by work item 0's block from 64-bit slots
+# (forward: relaxed; with the gradient: release/acquire, its counters are reset after), on top of
+# call 1's MSE and GELU changes (LayerNorm's ring dropped); LayerNorm's wide prefetch (the
+# one-slice plan's vectors in both slices, three blocks an SM) as a fifth schedule. The
+# self-check of every case, the LayerNorm schedules, cross-entropy against the previous binary
+# twice, apex-host's seed-small shapes with each plugin build.
+call2() {
+  step nn_check 300 $B/nn_ops_gpu_check
+  grep -cE "^PASS" "$OUT/nn_check.log"; grep -E "^FAIL|RESULT|error" "$OUT/nn_check.log" | head -8
+  step ln_bench 200 $B/nn_ops_gpu_check --bench-only --only layer_norm
+  for r in 1 2; do
+    for v in base new; do
+      X=$B/nn_ops_gpu_check; [ $v = base ] && X=$B/nn_ops_gpu_check_base
+      step ce_${v}_$r 120 $X --bench-only --only cross_entropy
+    done
+  done
+  for f in "$OUT"/ce_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^cross_entropy" "$f" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/ce_*.log
+  for v in base new; do
+    host_ab small_$v nn_$v --l2-hot --filter 'nn_ops.*/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512'
+  done
+  grep -E "^layer_norm" "$OUT/ln_bench.log" | grep -E "dim=(512|1024|2048) "
+  cat "$OUT/ab_bench.txt"
+  cat "$OUT/table.txt"
+}
+
+# Call 3 (issue 14): the build to land (MSE partials collected by block 0; cross-entropy's
+# forward likewise, its gradient pass back to the last block collecting, now from the same
+# slots; GELU-erf's early trigger on more than one wave; LayerNorm unchanged). The self-check of
+# every case; the torch anchor on the large grid, then apex-host on the same cases with the
+# anchor's rows (DRAM-cold); apex-host's seed-small shapes DRAM-cold and L2-hot.
+call3() {
+  step nn_check 150 $B/nn_ops_gpu_check
+  grep -E "^FAIL|^checks|RESULT" "$OUT/nn_check.log" | head -8
+  mkdir -p /tmp/anchor
+  step nn_torch 300 env OUT=/tmp/anchor python3 benches/anchors/nn_ops_torch.py
+  tail -2 "$OUT/nn_torch.log"
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_large 200 $HOST run --no-build --backends cuda --filter 'nn_ops.*/cuda/*/*seq=8192' \
+    --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=*' --anchor-results /tmp/anchor/nn_ops_torch.jsonl --output-dir /tmp/nn_large
+  tail -2 "$OUT/host_large.log"
+  cp /tmp/nn_large/summary.md "$OUT/nn_large_summary.md"
+  cp /tmp/anchor/nn_ops_torch.jsonl "$OUT/nn_ops_torch.jsonl"
+  host_ab small_new nn_new --l2-hot --filter 'nn_ops.*/cuda/*/*batch=16,dim=512,*seq=256' \
+    --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512'
+  rm -f "$OUT/host_small_new.log"
+  grep -E "torch_compile" "$OUT/nn_large_summary.md" | awk -F'|' '{print $2, $3, $5, $6}' | head -80
+  cat "$OUT/table.txt"
+}
+
+# Call 4 (issue 14): the whole CUDA suite of nn_ops through apex-host (both grids), wall time and
+# the share spent measuring, with call 3's build.
+call4() {
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step nn_full 575 $HOST run --no-build --backends cuda --filter 'nn_ops.*' --output-dir /tmp/nn_full
+  tail -4 "$OUT/nn_full.log"
+  python3 - /tmp/nn_full/summary.json <<'PY' | tee "$OUT/nn_full_extract.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print('counts', s['counts'])
+print('time_accounting', json.dumps(s['time_accounting']))
+rows = []
+for k, c in s['benchmarks'].items():
+    t = c.get('throughput') or {}
+    if 'p50_ms' not in c: rows.append((k, '-', '-', '-', c['status'])); continue
+    rows.append((k, '%.2f' % (c['p50_ms'] * 1e3), '%.0f' % t.get('gbps', 0), '%.1f' % t.get('pct_of_copy_bandwidth', 0), c['status']))
+print('line_gbps', next((c['throughput'].get('line_gbps') for c in s['benchmarks'].values() if c.get('throughput')), None))
+for r in sorted(rows):
+    if 'rows=' in r[0] and 'vocab=' in r[0] and 'rows=4096' not in r[0]: continue
+    if 'seq=8192' in r[0] or 'rows=4096' in r[0] or 'batch=16,' in r[0] and 'seq=256' in r[0] and 'dim=512' in r[0]:
+        print(' '.join(r))
+PY
+  cp /tmp/nn_full/summary.md "$OUT/nn_full_summary.md"
+  gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
+  cat "$OUT/table.txt"
+}
