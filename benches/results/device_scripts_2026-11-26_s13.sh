@@ -118,9 +118,48 @@ call3() {
   cat "$OUT/table.txt"
 }
 
-# Call 4 (issue 14): the whole CUDA suite of nn_ops through apex-host (both grids), wall time and
-# the share spent measuring, with call 3's build.
+# Call 4 (issue 14): launch shapes of the flat kernels, DRAM-cold in process, against call 3's
+# build (new), alternating twice: v1 = four more vectors a thread (GELU/Swish UNROLL 8, MSE
+# UNROLL 8), v2 = GELU/Swish UNROLL 2 and MSE with 8 blocks an SM.
 call4() {
+  for r in 1 2; do
+    for v in new v1 v2; do
+      X=$B/nn_ops_gpu_check; [ $v != new ] && X=$B/nn_ops_gpu_check_$v
+      for op in swish gelu mse_loss; do step ${op}_${v}_$r 60 $X --bench-only --only $op; done
+    done
+  done
+  for f in "$OUT"/swish_*.log "$OUT"/gelu_*.log "$OUT"/mse_loss_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^(gelu|swish|mse_loss)" "$f" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/swish_*.log "$OUT"/gelu_*.log "$OUT"/mse_loss_*.log
+  python3 - "$OUT/ab_bench.txt" <<'PY'
+import sys, collections
+t = collections.defaultdict(list); label = None
+for line in open(sys.argv[1]):
+    if line.startswith('-- '):
+        label = line[3:].strip().rsplit('_', 2)[-2]; continue
+    f = line.split()
+    key = ' '.join(x for x in f if '=' in x or x in ('bf16', 'fp16', 'fp32') or x[0].isalpha() and '_' in x or x in ('gelu', 'swish'))
+    t[(key, label)].append(float(f[-4]))
+keys = sorted({k for k, _ in t})
+print('%-60s %8s %8s %8s' % ('case (us, best of 2)', 'new', 'v1', 'v2'))
+for k in keys:
+    print('%-60s %8.2f %8.2f %8.2f' % (k, min(t[(k, 'new')]), min(t[(k, 'v1')]), min(t[(k, 'v2')])))
+PY
+  cat "$OUT/table.txt"
+}
+
+# Call 5 (issue 14): call 3 again with the build to land (call 3's, GELU/Swish at two vectors a
+# thread after call 4): self-check, torch anchor and apex-host on the large grid, seed-small shapes.
+call5() { call3; }
+
+# Call 5c (issue 14): call 3 again with the build to land (GELU/Swish choosing their vectors a
+# thread, `Activation::unroll`, after call 5b).
+call5c() { call3; }
+
+# Call 6 (issue 14): the whole CUDA suite of nn_ops through apex-host (both grids), wall time and
+# the share spent measuring, with the build to land.
+call6() {
   cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
   step nn_full 575 $HOST run --no-build --backends cuda --filter 'nn_ops.*' --output-dir /tmp/nn_full
   tail -4 "$OUT/nn_full.log"
@@ -142,5 +181,27 @@ for r in sorted(rows):
 PY
   cp /tmp/nn_full/summary.md "$OUT/nn_full_summary.md"
   gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
+  cat "$OUT/table.txt"
+}
+
+# Call 5b (issue 14): call 5's large-grid run showed GELU/Swish at hidden 1024 (8 M elements)
+# slower with two vectors a thread than call 2's four (Swish bf16 12.60 against 12.01 us): the
+# activations at one, two and four vectors a thread through apex-host, bf16 and fp32 Swish,
+# bf16 GELU-erf, hidden 512 to 8192 and the 2 M-element shape, alternating twice.
+call5b() {
+  local f="--filter nn_ops.swish/cuda/*/*seq=8192 --filter nn_ops.gelu/cuda/bf16/*approximate=none,*seq=8192"
+  f="$f --filter nn_ops.swish/cuda/*/*batch=16,dim=512,*seq=256 --filter nn_ops.gelu/cuda/bf16/*batch=16,dim=512,*seq=256"
+  for r in 1 2; do for u in 1 2 4; do host_ab u${u}_$r nn_u$u $f > /dev/null; rm -f "$OUT/host_u${u}_$r.log"; done; done
+  python3 - "$OUT/host_ab.txt" <<'PY'
+import sys, collections
+t = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    t[(f[1], f[2], f[3])].append((f[0].split('_')[0], float(f[5])))
+print('%-64s %8s %8s %8s' % ('case (DRAM-cold us, best of 2)', 'u1', 'u2', 'u4'))
+for k in sorted(t):
+    best = {u: min(v for l, v in t[k] if l == u) for u in ('u1', 'u2', 'u4')}
+    print('%-64s %8.2f %8.2f %8.2f' % (' '.join(k), best['u1'], best['u2'], best['u4']))
+PY
   cat "$OUT/table.txt"
 }

@@ -15,13 +15,13 @@ use crate::{
     op::{CudaProgram, DeviceFacts, Inputs, OutputLens, Outputs},
     program::{assemble, launch_1d},
     rng::uniform,
-    rows::FlatPlan,
+    rows::{FlatPlan, MIN_BLOCK},
 };
 
 const SOURCE: &str = include_str!("../cuda/activation.cu");
 
-/// Vectors each CUDA thread loads before it computes any.
-pub const UNROLL: usize = 4;
+/// Vectors a CUDA thread may load before it computes any (see [`Activation::unroll`]).
+pub const UNROLL_CHOICES: [usize; 3] = [1, 2, 4];
 /// Elements per CPU task.
 const TASK: usize = 1 << 14;
 
@@ -149,7 +149,7 @@ impl Activation {
         precision: Precision,
         facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let plan = FlatPlan::covering(self.n, precision, UNROLL)?;
+        let plan = FlatPlan::covering(self.n, precision, self.unroll(precision, facts))?;
         let mut defines = plan.defines();
         defines.push(("ACT", self.func.code()));
         defines.push((
@@ -165,6 +165,26 @@ impl Activation {
             co_resident_blocks: 1,
             grid_stride: false,
         })
+    }
+
+    /// Vectors each thread loads before it computes any: the fewest of [`UNROLL_CHOICES`] that
+    /// fit the grid in one wave (every load issued at the start, no block left to schedule),
+    /// else one (the most threads, blocks recycled as they finish); GELU-erf, issue-bound at
+    /// 16-bit types, always one. DRAM-cold on an H100 through apex-host, one, two and four
+    /// vectors in one call (2026-11-26, `benches/results/device_scripts_2026-11-26_s13.sh`
+    /// call 5b): Swish bf16 8192 x 1024 (four fit one wave) 12.57 / 12.59 / 11.97 us, 8192 x 512
+    /// (two do) 6.87 / 6.78 / 6.92, 8192 x 8192 89.95 / 90.43 / 91.52; GELU-erf bf16 8192 x 1024
+    /// 12.78 / 13.18 / 14.66, 8192 x 4096 46.16 / 46.84 / 48.42.
+    pub fn unroll(&self, precision: Precision, facts: DeviceFacts) -> usize {
+        if self.func == Func::GeluErf {
+            return 1;
+        }
+        let vectors = self.n / (16 / precision.size_bytes());
+        let one_wave = facts.sm_count * (facts.threads_per_sm / MIN_BLOCK).max(1);
+        UNROLL_CHOICES
+            .into_iter()
+            .find(|&u| vectors.div_ceil(MIN_BLOCK * u) <= one_wave)
+            .unwrap_or(1)
     }
 
     /// Whether a call lets the next call's blocks in at its start (programmatic dependent
@@ -277,6 +297,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn threads_take_the_fewest_vectors_that_fit_one_wave() {
+        let facts = DeviceFacts::H100;
+        let unroll = |func, n, p| Activation { n, func }.unroll(p, facts);
+        // One wave: 132 SMs x 8 blocks of 256 threads.
+        assert_eq!(unroll(Func::Swish, 2 << 20, Precision::Bf16), 1);
+        assert_eq!(unroll(Func::Swish, 8192 * 512, Precision::Bf16), 2);
+        assert_eq!(unroll(Func::Swish, 8192 * 1024, Precision::Bf16), 4);
+        assert_eq!(unroll(Func::GeluTanh, 8192 * 512, Precision::Fp32), 4);
+        assert_eq!(unroll(Func::Swish, 8192 * 2048, Precision::Bf16), 1);
+        assert_eq!(unroll(Func::GeluErf, 8192 * 1024, Precision::Bf16), 1);
+        let source = Activation {
+            n: 8192 * 1024,
+            func: Func::Swish,
+        }
+        .cuda_program(Precision::Bf16, facts)
+        .unwrap()
+        .source;
+        assert!(source.contains("#define UNROLL 4u"));
+    }
+
+    #[test]
     fn only_gelu_erf_on_one_wave_leaves_the_trigger_to_its_blocks_exit() {
         let facts = DeviceFacts::H100;
         let early = |func, n| {
@@ -286,8 +327,9 @@ mod tests {
                 .source
                 .contains("#define EARLY_TRIGGER 1u")
         };
-        // 8192 x 512 bf16: 512 blocks of 256 threads, one wave of 132 x 8; 8192 x 4096: 4096.
-        assert!(!early(Func::GeluErf, 8192 * 512));
+        // GELU-erf at a vector a thread: 2 M bf16 elements are 1,024 blocks of 256 threads, one
+        // wave of 132 x 8; 8192 x 4096 are 16,384.
+        assert!(!early(Func::GeluErf, 2 << 20));
         assert!(early(Func::GeluErf, 8192 * 4096));
         assert!(early(Func::GeluTanh, 8192 * 512));
         assert!(early(Func::Swish, 8192 * 512));
