@@ -205,3 +205,41 @@ for k in sorted(t):
 PY
   cat "$OUT/table.txt"
 }
+
+# Call 7 (issue 14): two more launch shapes against the landed build (new), alternating twice,
+# in process (DRAM-cold) and through apex-host (the seed-small shapes, L2-hot):
+# w1 = MSE at 2 vectors a thread, GELU-erf letting the next call in at its start on any grid;
+# w2 = MSE at 1 vector a thread and 8 blocks an SM.
+call7() {
+  for r in 1 2; do
+    for v in new w1 w2; do
+      X=$B/nn_ops_gpu_check; [ $v != new ] && X=$B/nn_ops_gpu_check_$v
+      for op in gelu mse_loss; do step ${op}_${v}_$r 60 $X --bench-only --only $op; done
+    done
+  done
+  for f in "$OUT"/gelu_*.log "$OUT"/mse_loss_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^(gelu|mse_loss)" "$f" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/gelu_*.log "$OUT"/mse_loss_*.log
+  for r in 1 2; do for v in new w1 w2; do
+    host_ab ${v}_$r nn_$v --l2-hot --filter 'nn_ops.gelu/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.mse_loss/cuda/*/*batch=16,dim=512,*seq=256' > /dev/null
+    rm -f "$OUT/host_${v}_$r.log"
+  done; done
+  sort -k2,4 -k1 "$OUT/host_ab.txt"
+  python3 - "$OUT/ab_bench.txt" <<'PY'
+import sys, collections
+t = collections.defaultdict(list); label = None
+for line in open(sys.argv[1]):
+    if line.startswith('-- '):
+        label = line[3:].strip().rsplit('_', 2)[-2]; continue
+    f = line.split()
+    key = ' '.join(x for x in f if '=' in x or x in ('bf16', 'fp16', 'fp32') or x[0].isalpha() and '_' in x or x == 'gelu')
+    t[(key, label)].append(float(f[-4]))
+keys = sorted({k for k, _ in t})
+print('%-60s %8s %8s %8s' % ('case (us, best of 2)', 'new', 'w1', 'w2'))
+for k in keys:
+    print('%-60s %8.2f %8.2f %8.2f' % (k, min(t[(k, 'new')]), min(t[(k, 'w1')]), min(t[(k, 'w2')])))
+PY
+  cat "$OUT/table.txt"
+}
