@@ -1,15 +1,14 @@
 // TMA bulk copies into shared memory (sm_90 and later), for the kernels that stage their data in
-// shared memory instead of registers: cross-entropy's SMEM plan and LayerNorm's ring. A copy is
-// one instruction of one thread, so the bytes in flight no longer depend on how many registers
-// the block's threads can spare. Included after common.cuh (Raw); nothing here is emitted unless
-// a kernel calls it.
+// shared memory instead of registers (cross-entropy's SMEM plan). A copy is one instruction of
+// one thread, so the bytes in flight do not depend on how many registers the block's threads can
+// spare. Included after common.cuh (Raw); nothing here is emitted unless a kernel calls it.
 
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     return (unsigned int)__cvta_generic_to_shared(p);
 }
 
 // An mbarrier whose phases complete with one arrival and the bytes of the copies it expects.
-// Call from one thread, then `bulk_init_visible` before any copy or wait uses it.
+// Call from one thread, then `bulk_fence` and a __syncthreads before any copy or wait uses it.
 __device__ __forceinline__ void barrier_init(unsigned long long* bar) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
 }
