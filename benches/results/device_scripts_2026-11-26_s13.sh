@@ -243,3 +243,35 @@ for k in keys:
 PY
   cat "$OUT/table.txt"
 }
+
+# Call 8 (issue 14): balanced grid-stride grids (x1): a looping kernel's grid is the fewest
+# blocks that give every block the same number of work items (LayerNorm's wave: 512 blocks of 4
+# items at bf16 8192 x 1024 instead of 528 blocks of 3-4; MSE: 512 of 8 steps instead of 528 of
+# 7-8), against the landed build, alternating twice, DRAM-cold in process.
+call8() {
+  for r in 1 2; do
+    for v in new x1; do
+      X=$B/nn_ops_gpu_check; [ $v != new ] && X=$B/nn_ops_gpu_check_$v
+      for op in layer_norm mse_loss; do step ${op}_${v}_$r 60 $X --bench-only --only $op; done
+    done
+  done
+  for f in "$OUT"/layer_norm_*.log "$OUT"/mse_loss_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^(layer_norm|mse_loss)" "$f" | grep -v "schedule=" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/layer_norm_*.log "$OUT"/mse_loss_*.log
+  python3 - "$OUT/ab_bench.txt" <<'PY'
+import sys, collections
+t = collections.defaultdict(list); label = None
+for line in open(sys.argv[1]):
+    if line.startswith('-- '):
+        label = line[3:].strip().rsplit('_', 2)[-2]; continue
+    f = line.split()
+    key = ' '.join(x for x in f if '=' in x or x in ('bf16', 'fp16', 'fp32') or x[0].isalpha() and '_' in x)
+    t[(key, label)].append(float(f[-4] if f[-1] != 'PASS' else f[-5]))
+keys = sorted({k for k, _ in t})
+print('%-60s %8s %8s' % ('case (us, best of 2)', 'new', 'x1'))
+for k in keys:
+    print('%-60s %8.2f %8.2f' % (k, min(t[(k, 'new')]), min(t[(k, 'x1')])))
+PY
+  cat "$OUT/table.txt"
+}
