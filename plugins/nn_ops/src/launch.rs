@@ -1,6 +1,6 @@
-//! How the nn ops launch their one kernel a call: with programmatic dependent launch (plugin-api's
-//! `LaunchEx::dependent`, through `DeviceState::launcher`), so a call's blocks are scheduled while the stream's previous kernel
-//! drains instead of after it has finished. Every kernel starts with `dependent_launch_start`
+//! How the nn ops launch their one kernel a call: with programmatic dependent launch
+//! (plugin-api's `LaunchEx::dependent`, through `DeviceState::launcher`), so a call's blocks are
+//! scheduled while the stream's previous kernel drains instead of after it has finished. Every kernel starts with `dependent_launch_start`
 //! (`cuda/common.cuh`): it waits for the previous kernel's writes before touching memory, then
 //! lets the next call's blocks in. On an H100 a chain of float4 copies gained 0.25-0.33 µs a call
 //! (`benches/probes/pdl_chain.cu`): a tenth of a 2 M-element op, nothing at 100 MB.

@@ -88,6 +88,12 @@ pub struct DeviceFacts {
 }
 
 impl DeviceFacts {
+    /// Blocks of `block` threads the device holds at once when threads are the only limit: one
+    /// wave of a kernel whose registers and shared memory allow full occupancy.
+    pub fn blocks_per_wave(&self, block: usize) -> usize {
+        self.sm_count * (self.threads_per_sm / block.max(1)).max(1)
+    }
+
     /// What unit tests and compile checks assume (an H100 SXM: sm_90, 228 KiB of shared memory
     /// per SM, 227 KiB per block).
     pub const H100: DeviceFacts = DeviceFacts {

@@ -180,7 +180,7 @@ impl Activation {
             return 1;
         }
         let vectors = self.n / (16 / precision.size_bytes());
-        let one_wave = facts.sm_count * (facts.threads_per_sm / MIN_BLOCK).max(1);
+        let one_wave = facts.blocks_per_wave(MIN_BLOCK);
         UNROLL_CHOICES
             .into_iter()
             .find(|&u| vectors.div_ceil(MIN_BLOCK * u) <= one_wave)
@@ -193,8 +193,7 @@ impl Activation {
     /// waiting blocks and ran 13-17 % slower (H100, 2026-11-26, bf16/fp16 8192 x 512). On more
     /// waves the next call's blocks only come in as the last wave leaves.
     fn early_trigger(&self, plan: &FlatPlan, facts: DeviceFacts) -> bool {
-        let one_wave = facts.sm_count * (facts.threads_per_sm / plan.block).max(1);
-        self.func != Func::GeluErf || plan.grid > one_wave
+        self.func != Func::GeluErf || plan.grid > facts.blocks_per_wave(plan.block)
     }
 
     pub fn launch(&self, device: &DeviceState, set: usize) -> Result<(), PluginError> {
