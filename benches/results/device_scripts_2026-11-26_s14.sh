@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The device calls of the fourteenth session (2026-11-26), run from the repository root on the
+# device machine with the release binaries carried in .device/bin (and apex-host with its plugin
+# in .device/host/release, the A/B plugin builds in .device/ab). Usage on the device:
+# `source benches/results/device_scripts_2026-11-26_s14.sh; call1`.
+set -u
+B=.device/bin
+HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+row() { printf '%-22s rc=%-4s %6ss\n' "$1" "$2" "$3" | tee -a "$OUT/table.txt"; }
+step() {
+  local name=$1 to=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  timeout -s TERM "$to" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
+}
+# apex-host with plugin build $2 (.device/ab/$2.so), label $1, then the given run arguments;
+# prints one line per case: label, kernel, precision, params, DRAM-cold and L2-hot p50.
+host_ab() {
+  local label=$1 build=$2; shift 2
+  cp .device/ab/$build.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_$label ${HOST_TO:-150} $HOST run --no-build --backends cuda "$@" --output-dir /tmp/$label
+  python3 - /tmp/$label/summary.json $label <<'PY' | tee -a "$OUT/host_ab.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('timing') or {}
+    cold = t.get('batch', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    hot = t.get('batch_hot', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    p = k.split('/')
+    print(sys.argv[2], p[0], p[2], p[3], 'cold %.2f us' % cold, 'hot %.2f us' % hot, c['status'])
+PY
+}
+
+# Call 1 (issue 14): the collecting block loads its threads' partial slots up to four at a
+# time before it waits on any (`partial_collect_sum`, common.cuh) instead of one polled slot
+# after another, in MSE and cross-entropy (base: the thirteenth session's final build). The
+# self-check of both ops, the in-process DRAM-cold bench of MSE (twice) and the cross-entropy
+# forward against the previous binary, apex-host on MSE's and cross-entropy's large rows and
+# the seed's small shapes (DRAM-cold and L2-hot) with each plugin build.
+call1() {
+  step check_mse 200 $B/nn_ops_gpu_check --only mse_loss
+  step check_ce 300 $B/nn_ops_gpu_check --only cross_entropy
+  for f in check_mse check_ce; do
+    echo "$f: $(grep -cE '^PASS' "$OUT/$f.log") pass, $(grep -cE '^FAIL' "$OUT/$f.log") fail"
+  done | tee -a "$OUT/table.txt"
+  for r in 1 2; do
+    for v in base new; do
+      X=$B/nn_ops_gpu_check; [ $v = base ] && X=$B/nn_ops_gpu_check_base
+      step mse_${v}_$r 80 $X --bench-only --only mse_loss
+    done
+  done
+  for v in base new; do
+    X=$B/nn_ops_gpu_check; [ $v = base ] && X=$B/nn_ops_gpu_check_base
+    step ce_${v} 200 $X --bench-only --only "cross_entropy bf16"
+  done
+  for f in "$OUT"/mse_*.log "$OUT"/ce_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^(cross_entropy|mse_loss)" "$f" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/mse_*.log "$OUT"/ce_*.log
+  for v in base new; do
+    HOST_TO=280 host_ab llm_$v nn_$v --l2-hot --filter 'nn_ops.mse_loss/cuda/*/*seq=8192' \
+      --filter 'nn_ops.cross_entropy/cuda/bf16/*rows=4096,vocab=*' \
+      --filter 'nn_ops.mse_loss/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512'
+  done
+  cat "$OUT/ab_bench.txt"
+  cat "$OUT/table.txt"
+}
