@@ -68,3 +68,28 @@ call1() {
   cat "$OUT/ab_bench.txt"
   cat "$OUT/table.txt"
 }
+
+# Call 2 (issue 14): what any kernel can reach at the two short cases' own sizes
+# (benches/probes/same_size_bounds.cu: memcpy, copy kernels over unroll x blocks a SM, TMA bulk
+# copies; read kernels over the MSE's two 64 MiB inputs), beside apex-host's LayerNorm 8192 x
+# 1024 and MSE 8192 x 4096 (bf16, fp16) in the same call.
+call2() {
+  step build_probe 120 nvcc -O3 -arch=sm_90 -o /tmp/same_size_bounds benches/probes/same_size_bounds.cu
+  step probe 300 /tmp/same_size_bounds
+  step host_short 200 $HOST run --no-build --backends cuda \
+    --filter 'nn_ops.layer_norm/cuda/*/*dim=1024,*seq=8192' \
+    --filter 'nn_ops.mse_loss/cuda/*/*dim=4096,*seq=8192' --output-dir /tmp/short
+  python3 - /tmp/short/summary.json <<'PY' | tee "$OUT/host_short.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('timing') or {}
+    cold = t.get('batch', {}).get('stats', {}).get('p50_ms', 0) * 1e3
+    th = c.get('throughput') or {}
+    print(k, 'cold %.2f us' % cold, '%.1f %% of line' % (th.get('pct_of_copy_bandwidth') or 0),
+          'line %s GB/s' % th.get('line_gbps'), c['status'])
+PY
+  cp /tmp/short/summary.json "$OUT/host_short_summary.json" 2>/dev/null
+  tail -4 "$OUT/probe.log"
+  cat "$OUT/table.txt"
+}

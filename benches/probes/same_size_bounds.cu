@@ -1,0 +1,415 @@
+// How fast can anything move the bytes of issue 14's two short cases, at their own size?
+//
+//   LayerNorm bf16 8192 x 1024: 16 MiB read + 16 MiB written a call (87 % of calibrate's 1 GiB
+//     copy line; it matches our float4 copy kernel at the same size, session 11);
+//   MSE bf16 8192 x 4096: two 64 MiB inputs read a call (92 % of the 1 GiB read line).
+//
+//   nvcc -O3 -arch=sm_90 -o same_size_bounds benches/probes/same_size_bounds.cu && ./same_size_bounds
+//
+// Every candidate is timed the way apex-host's batch mode times a kernel: DRAM-cold buffer sets
+// (together at least 3 x L2, used round-robin), G calls captured in one CUDA graph, the graph
+// replayed 15 times between events; microseconds a call, median (and min) over the replays, and
+// the same figure as a share of the best 1 GiB line of this run (copy: memcpy or a copy kernel;
+// read: the read kernel). Candidates:
+//   memcpy            cudaMemcpyAsync device to device (the driver's copy)
+//   copy U/B [pdl]    16-byte copy, U vectors a thread in flight, B blocks of 256 a SM, striding
+//                     (B = 0: one pass, as many blocks as the vectors need); pdl: launched with
+//                     programmatic stream serialization, waiting at the start and letting the
+//                     next call in at once (as nn_ops launches)
+//   tma S             cp.async.bulk loads of 16 KiB chunks into S shared-memory buffers and bulk
+//                     stores out of them, one issuing thread a block, 3 blocks a SM
+//   read2 U/B         both 64 MiB inputs read as MSE reads them (a float sum of squared
+//                     differences a thread), each block's partial stored (no grid reduction)
+//   read1 U/B         the same bytes as one 128 MiB input
+// Each copy candidate's output is compared with its input once before it is timed.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(x)                                                                             \
+    do {                                                                                     \
+        cudaError_t e_ = (x);                                                                \
+        if (e_ != cudaSuccess) {                                                             \
+            std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
+            std::exit(1);                                                                    \
+        }                                                                                    \
+    } while (0)
+
+__device__ __forceinline__ void pdl_start() {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+template <int U, bool PDL>
+__global__ void __launch_bounds__(256) k_copy(const uint4* __restrict__ in, uint4* __restrict__ out, long long n) {
+    if (PDL) pdl_start();
+    const long long step = (long long)gridDim.x * 256 * U;
+    for (long long b = (long long)blockIdx.x * 256 * U + threadIdx.x; b < n; b += step) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const long long i = b + (long long)u * 256;
+            if (i < n) v[u] = in[i];
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const long long i = b + (long long)u * 256;
+            if (i < n) out[i] = v[u];
+        }
+    }
+}
+
+__device__ __forceinline__ float sq_diff(uint4 a, uint4 b) {
+    // 8 bf16 lanes each: (a - b)^2 in f32, as MSE computes them.
+    const unsigned int wa[4] = {a.x, a.y, a.z, a.w}, wb[4] = {b.x, b.y, b.z, b.w};
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        const float d0 = __uint_as_float(wa[k] << 16) - __uint_as_float(wb[k] << 16);
+        const float d1 = __uint_as_float(wa[k] & 0xffff0000u) - __uint_as_float(wb[k] & 0xffff0000u);
+        acc = fmaf(d0, d0, fmaf(d1, d1, acc));
+    }
+    return acc;
+}
+
+// Two inputs of n vectors (TWO) or one of 2n (one stream), each block's float partial to out.
+template <int U, bool TWO>
+__global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                              float* __restrict__ out, long long n) {
+    pdl_start();
+    float acc = 0.0f;
+    const long long total = TWO ? n : 2 * n, step = (long long)gridDim.x * 256 * U;
+    for (long long s = (long long)blockIdx.x * 256 * U + threadIdx.x; s < total; s += step) {
+        uint4 x[U], y[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const long long i = s + (long long)u * 256;
+            const bool ok = i < total;
+            if (TWO) {
+                x[u] = ok ? a[i] : make_uint4(0, 0, 0, 0);
+                y[u] = ok ? b[i] : make_uint4(0, 0, 0, 0);
+            } else {
+                x[u] = ok ? a[i] : make_uint4(0, 0, 0, 0);
+                y[u] = make_uint4(0, 0, 0, 0);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += sq_diff(x[u], y[u]);
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    __shared__ float red[8];
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (int w = 0; w < 8; ++w) s += red[w];
+        out[blockIdx.x] = s;
+    }
+}
+
+// ---- TMA bulk copy: one thread a block (a warp launched), S buffers of CH bytes.
+#define CH 16384
+__device__ __forceinline__ unsigned int sa(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
+
+template <int S>
+__global__ void __launch_bounds__(32) k_tma(const char* __restrict__ in, char* __restrict__ out, long long chunks) {
+    pdl_start();
+    extern __shared__ __align__(128) char buf[];
+    __shared__ __align__(8) unsigned long long bar[S];
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&bar[s])) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    auto load = [&](long long c, int s) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(&bar[s])), "r"(CH) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         sa(buf + s * CH)),
+                     "l"(in + c * CH), "r"(CH), "r"(sa(&bar[s]))
+                     : "memory");
+    };
+    const long long first = blockIdx.x, stride = gridDim.x;
+    long long mine = first < chunks ? (chunks - 1 - first) / stride + 1 : 0;
+    for (int s = 0; s < S - 1 && s < mine; ++s) load(first + s * stride, s);
+    for (long long it = 0; it < mine; ++it) {
+        if (it + S - 1 < mine) {
+            // Buffer (it - 1) % S gets chunk it + S - 1 once the store out of it has read it.
+            if (it >= 1) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+            load(first + (it + S - 1) * stride, (int)((it + S - 1) % S));
+        }
+        const int s = (int)(it % S);
+        const unsigned int parity = (unsigned int)((it / S) & 1);
+        unsigned int done;
+        do {
+            asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(sa(&bar[s])), "r"(parity)
+                         : "memory");
+        } while (!done);
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(out + (first + it * stride) * CH),
+                     "r"(sa(buf + s * CH)), "r"(CH)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    }
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+__global__ void k_count_diff(const uint4* a, const uint4* b, long long n, unsigned long long* bad) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const uint4 x = a[i], y = b[i];
+        if (x.x != y.x || x.y != y.y || x.z != y.z || x.w != y.w) atomicAdd(bad, 1ull);
+    }
+}
+
+struct Sets {
+    std::vector<char*> in, out;
+};
+
+static int g_sms;
+
+// One candidate: `enqueue(set)` puts one call on the stream. Returns the median us a call.
+template <class F>
+static float time_calls(int G, int sets, F enqueue, float* min_us) {
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < G; ++i) enqueue(s, i % sets);
+    CHECK(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec;
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    std::vector<float> us;
+    for (int r = 0; r < 15; ++r) {
+        CHECK(cudaEventRecord(a, s));
+        CHECK(cudaGraphLaunch(exec, s));
+        CHECK(cudaEventRecord(b, s));
+        CHECK(cudaEventSynchronize(b));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        us.push_back(ms * 1000.0f / G);
+    }
+    std::sort(us.begin(), us.end());
+    *min_us = us[0];
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaEventDestroy(a));
+    CHECK(cudaEventDestroy(b));
+    CHECK(cudaStreamDestroy(s));
+    return us[us.size() / 2];
+}
+
+static cudaLaunchConfig_t config(dim3 grid, dim3 block, size_t smem, cudaStream_t s, bool pdl) {
+    static cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t c = {};
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = smem;
+    c.stream = s;
+    c.attrs = pdl ? attr : nullptr;
+    c.numAttrs = pdl ? 1 : 0;
+    return c;
+}
+
+struct Row {
+    const char* section;
+    char name[48];
+    float med, mn;
+    double bytes;
+};
+static std::vector<Row> rows;
+
+static void report(const char* section, const char* name, float med, float mn, double bytes) {
+    Row r{section, {}, med, mn, bytes};
+    std::snprintf(r.name, sizeof r.name, "%s", name);
+    rows.push_back(r);
+    std::printf("%-6s %-22s %9.3f us (min %9.3f)  %7.0f GB/s\n", section, name, med, mn, bytes / med / 1e3);
+    std::fflush(stdout);
+}
+
+template <int U, bool PDL>
+static void copy_kernel(const char* sec, Sets& st, size_t bytes, int sets, int G, int bps) {
+    const long long n = bytes / 16;
+    const int grid = bps == 0 ? (int)((n + 256 * U - 1) / (256 * U)) : bps * g_sms;
+    auto enq = [&](cudaStream_t s, int i) {
+        cudaLaunchConfig_t c = config(dim3(grid), dim3(256), 0, s, PDL);
+        CHECK(cudaLaunchKernelEx(&c, k_copy<U, PDL>, (const uint4*)st.in[i], (uint4*)st.out[i], n));
+    };
+    // Check once on set 0.
+    CHECK(cudaMemset(st.out[0], 0, bytes));
+    enq(0, 0);
+    unsigned long long* bad;
+    CHECK(cudaMallocManaged(&bad, 8));
+    *bad = 0;
+    k_count_diff<<<4 * g_sms, 256>>>((const uint4*)st.in[0], (const uint4*)st.out[0], n, bad);
+    CHECK(cudaDeviceSynchronize());
+    if (*bad) std::printf("copy %d/%d: %llu vectors differ\n", U, bps, *bad);
+    CHECK(cudaFree(bad));
+    char name[48];
+    std::snprintf(name, sizeof name, "copy %d/%d%s", U, bps, PDL ? " pdl" : "");
+    float mn, med = time_calls(G, sets, enq, &mn);
+    report(sec, name, med, mn, 2.0 * bytes);
+}
+
+template <int S>
+static void tma_copy(const char* sec, Sets& st, size_t bytes, int sets, int G) {
+    const long long chunks = bytes / CH;
+    const size_t smem = (size_t)S * CH;
+    CHECK(cudaFuncSetAttribute(k_tma<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int bps = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, k_tma<S>, 32, smem));
+    const int grid = (int)std::min<long long>(chunks, (long long)bps * g_sms);
+    auto enq = [&](cudaStream_t s, int i) {
+        cudaLaunchConfig_t c = config(dim3(grid), dim3(32), smem, s, true);
+        CHECK(cudaLaunchKernelEx(&c, k_tma<S>, (const char*)st.in[i], st.out[i], chunks));
+    };
+    CHECK(cudaMemset(st.out[0], 0, bytes));
+    enq(0, 0);
+    unsigned long long* bad;
+    CHECK(cudaMallocManaged(&bad, 8));
+    *bad = 0;
+    k_count_diff<<<4 * g_sms, 256>>>((const uint4*)st.in[0], (const uint4*)st.out[0], bytes / 16, bad);
+    CHECK(cudaDeviceSynchronize());
+    if (*bad) std::printf("tma %d: %llu vectors differ\n", S, *bad);
+    CHECK(cudaFree(bad));
+    char name[48];
+    std::snprintf(name, sizeof name, "tma %d (%d blocks/SM)", S, bps);
+    float mn, med = time_calls(G, sets, enq, &mn);
+    report(sec, name, med, mn, 2.0 * bytes);
+}
+
+template <int U, bool TWO>
+static void read_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, int G, int bps, float* out) {
+    const long long n = bytes_each / 16;
+    const int grid = bps * g_sms;
+    auto enq = [&](cudaStream_t s, int i) {
+        cudaLaunchConfig_t c = config(dim3(grid), dim3(256), 0, s, true);
+        // TWO: the set's "in" and "out" buffers are the two inputs; one stream: "in" of 2n.
+        CHECK(cudaLaunchKernelEx(&c, k_read<U, TWO>, (const uint4*)st.in[i], (const uint4*)st.out[i], out, n));
+    };
+    char name[48];
+    std::snprintf(name, sizeof name, "%s %d/%d", TWO ? "read2" : "read1", U, bps);
+    float mn, med = time_calls(G, sets, enq, &mn);
+    report(sec, name, med, mn, 2.0 * bytes_each);
+}
+
+static Sets alloc(size_t in_bytes, size_t out_bytes, int sets) {
+    Sets s;
+    for (int i = 0; i < sets; ++i) {
+        char *a, *b;
+        CHECK(cudaMalloc(&a, in_bytes));
+        CHECK(cudaMalloc(&b, out_bytes));
+        CHECK(cudaMemset(a, 0x3c, in_bytes));
+        CHECK(cudaMemset(b, 0x1d, out_bytes));
+        s.in.push_back(a);
+        s.out.push_back(b);
+    }
+    return s;
+}
+static void release(Sets& s) {
+    for (auto p : s.in) CHECK(cudaFree(p));
+    for (auto p : s.out) CHECK(cudaFree(p));
+}
+
+static int sets_for(size_t bytes_per_set, int l2) {
+    return (int)std::max<size_t>(2, (3 * (size_t)l2 + bytes_per_set - 1) / bytes_per_set);
+}
+
+int main() {
+    int l2 = 0;
+    CHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    std::printf("%s, %d SMs, L2 %d MiB\n", p.name, g_sms, l2 >> 20);
+    float* partials;
+    CHECK(cudaMalloc(&partials, 1 << 20));
+
+    // The 1 GiB lines (one set: 1 GiB is far past L2).
+    {
+        const size_t big = 1ull << 30;
+        Sets st = alloc(big, big, 1);
+        auto memcpy_enq = [&](cudaStream_t s, int i) {
+            CHECK(cudaMemcpyAsync(st.out[i], st.in[i], big, cudaMemcpyDeviceToDevice, s));
+        };
+        float mn, med = time_calls(10, 1, memcpy_enq, &mn);
+        report("line", "memcpy", med, mn, 2.0 * big);
+        copy_kernel<4, true>("line", st, big, 1, 10, 2);
+        copy_kernel<4, true>("line", st, big, 1, 10, 4);
+        copy_kernel<8, true>("line", st, big, 1, 10, 2);
+        // read line: one stream of 1 GiB (in), and two of 512 MiB (in, out as inputs).
+        read_kernel<4, false>("rline", st, big / 2, 1, 10, 4, partials);
+        read_kernel<8, false>("rline", st, big / 2, 1, 10, 4, partials);
+        read_kernel<4, true>("rline", st, big, 1, 10, 4, partials);
+        release(st);
+    }
+    // LayerNorm bf16 8192 x 1024's bytes.
+    {
+        const size_t bytes = 16ull << 20;
+        const int sets = sets_for(2 * bytes, l2), G = 200;
+        Sets st = alloc(bytes, bytes, sets);
+        auto memcpy_enq = [&](cudaStream_t s, int i) {
+            CHECK(cudaMemcpyAsync(st.out[i], st.in[i], bytes, cudaMemcpyDeviceToDevice, s));
+        };
+        float mn, med = time_calls(G, sets, memcpy_enq, &mn);
+        report("copy16", "memcpy", med, mn, 2.0 * bytes);
+        copy_kernel<1, true>("copy16", st, bytes, sets, G, 0);
+        copy_kernel<2, true>("copy16", st, bytes, sets, G, 0);
+        copy_kernel<4, true>("copy16", st, bytes, sets, G, 0);
+        copy_kernel<4, false>("copy16", st, bytes, sets, G, 0);
+        copy_kernel<8, true>("copy16", st, bytes, sets, G, 0);
+        copy_kernel<1, true>("copy16", st, bytes, sets, G, 4);
+        copy_kernel<1, true>("copy16", st, bytes, sets, G, 8);
+        copy_kernel<2, true>("copy16", st, bytes, sets, G, 2);
+        copy_kernel<2, true>("copy16", st, bytes, sets, G, 4);
+        copy_kernel<4, true>("copy16", st, bytes, sets, G, 1);
+        copy_kernel<4, true>("copy16", st, bytes, sets, G, 2);
+        copy_kernel<4, true>("copy16", st, bytes, sets, G, 4);
+        copy_kernel<8, true>("copy16", st, bytes, sets, G, 1);
+        copy_kernel<8, true>("copy16", st, bytes, sets, G, 2);
+        tma_copy<2>("copy16", st, bytes, sets, G);
+        tma_copy<4>("copy16", st, bytes, sets, G);
+        release(st);
+    }
+    // MSE bf16 8192 x 4096's bytes: two 64 MiB inputs.
+    {
+        const size_t each = 64ull << 20;
+        const int sets = sets_for(2 * each, l2), G = 60;
+        Sets st = alloc(each, each, sets);
+        for (int bps : {2, 4, 8}) {
+            read_kernel<2, true>("read64", st, each, sets, G, bps, partials);
+            read_kernel<4, true>("read64", st, each, sets, G, bps, partials);
+            read_kernel<8, true>("read64", st, each, sets, G, bps, partials);
+        }
+        release(st);
+        Sets one = alloc(2 * each, 16, sets);
+        read_kernel<4, false>("read64", one, each, sets, G, 4, partials);
+        read_kernel<8, false>("read64", one, each, sets, G, 4, partials);
+        release(one);
+    }
+
+    // Summary: each section's best, as a share of the best line of its kind.
+    float copy_line = 1e30f, read_line = 1e30f;
+    double copy_bytes = 0, read_bytes = 0;
+    for (auto& r : rows) {
+        if (!std::strcmp(r.section, "line") && r.bytes / r.med > copy_bytes / copy_line) copy_line = r.med, copy_bytes = r.bytes;
+        if (!std::strcmp(r.section, "rline") && r.bytes / r.med > read_bytes / read_line) read_line = r.med, read_bytes = r.bytes;
+    }
+    const double copy_gbps = copy_bytes / copy_line / 1e3, read_gbps = read_bytes / read_line / 1e3;
+    std::printf("\nbest 1 GiB copy line %.0f GB/s, read line %.0f GB/s\n", copy_gbps, read_gbps);
+    for (const char* sec : {"copy16", "read64"}) {
+        const Row* best = nullptr;
+        for (auto& r : rows)
+            if (!std::strcmp(r.section, sec) && (!best || r.med < best->med)) best = &r;
+        const double line = !std::strcmp(sec, "copy16") ? copy_gbps : read_gbps;
+        std::printf("%-6s best %-22s %9.3f us = %.1f %% of the line\n", sec, best->name, best->med,
+                    100.0 * best->bytes / best->med / 1e3 / line);
+    }
+    return 0;
+}
