@@ -109,11 +109,74 @@ __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const
     }
 }
 
+// MSE's grid reduction on top of read2: COLLECT 1: every block publishes its partial in a
+// 64-bit slot with a landed bit and block 0 collects them after its own share (nn_ops'
+// partial_publish / partial_collect); 2: the last block to finish (a counter) collects.
+template <int U, int COLLECT>
+__global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const uint4* __restrict__ b,
+                                             float* __restrict__ loss, unsigned long long* __restrict__ slots,
+                                             unsigned int* __restrict__ counter, long long n) {
+    pdl_start();
+    float acc = 0.0f;
+    const long long step = (long long)gridDim.x * 256 * U;
+    for (long long s = (long long)blockIdx.x * 256 * U + threadIdx.x; s < n; s += step) {
+        uint4 x[U], y[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const long long i = s + (long long)u * 256;
+            const bool ok = i < n;
+            x[u] = ok ? a[i] : make_uint4(0, 0, 0, 0);
+            y[u] = ok ? b[i] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += sq_diff(x[u], y[u]);
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    __shared__ float red[8];
+    __shared__ double dred[8];
+    __shared__ unsigned int last;
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (int w = 0; w < 8; ++w) s += red[w];
+        const unsigned long long word = (1ull << 63) | __float_as_uint(s);
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slots + blockIdx.x), "l"(word) : "memory");
+        if (COLLECT == 2) {
+            __threadfence();
+            last = atomicAdd(counter, 1u) == gridDim.x - 1;
+        }
+    }
+    bool collects = blockIdx.x == 0;
+    if (COLLECT == 2) {
+        __syncthreads();
+        collects = last;
+    }
+    if (!collects) return;
+    double sum = 0.0;
+    for (unsigned int i = threadIdx.x; i < gridDim.x; i += 256) {
+        unsigned long long w;
+        do {
+            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
+        } while ((w >> 63) == 0ull);
+        slots[i] = 0ull;
+        sum += (double)__uint_as_float((unsigned int)w);
+    }
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0.0;
+        for (int w = 0; w < 8; ++w) t += dred[w];
+        loss[0] = (float)(t / (double)(8 * n));
+        if (COLLECT == 2) *counter = 0u;
+    }
+}
+
 // ---- TMA bulk copy: one thread a block (a warp launched), S buffers of CH bytes.
-#define CH 16384
 __device__ __forceinline__ unsigned int sa(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 
-template <int S>
+template <int S, int CH>
 __global__ void __launch_bounds__(32) k_tma(const char* __restrict__ in, char* __restrict__ out, long long chunks) {
     pdl_start();
     extern __shared__ __align__(128) char buf[];
@@ -257,17 +320,17 @@ static void copy_kernel(const char* sec, Sets& st, size_t bytes, int sets, int G
     report(sec, name, med, mn, 2.0 * bytes);
 }
 
-template <int S>
+template <int S, int CH>
 static void tma_copy(const char* sec, Sets& st, size_t bytes, int sets, int G) {
     const long long chunks = bytes / CH;
     const size_t smem = (size_t)S * CH;
-    CHECK(cudaFuncSetAttribute(k_tma<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CHECK(cudaFuncSetAttribute(k_tma<S, CH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int bps = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, k_tma<S>, 32, smem));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, k_tma<S, CH>, 32, smem));
     const int grid = (int)std::min<long long>(chunks, (long long)bps * g_sms);
     auto enq = [&](cudaStream_t s, int i) {
         cudaLaunchConfig_t c = config(dim3(grid), dim3(32), smem, s, true);
-        CHECK(cudaLaunchKernelEx(&c, k_tma<S>, (const char*)st.in[i], st.out[i], chunks));
+        CHECK(cudaLaunchKernelEx(&c, k_tma<S, CH>, (const char*)st.in[i], st.out[i], chunks));
     };
     CHECK(cudaMemset(st.out[0], 0, bytes));
     enq(0, 0);
@@ -279,7 +342,7 @@ static void tma_copy(const char* sec, Sets& st, size_t bytes, int sets, int G) {
     if (*bad) std::printf("tma %d: %llu vectors differ\n", S, *bad);
     CHECK(cudaFree(bad));
     char name[48];
-    std::snprintf(name, sizeof name, "tma %d (%d blocks/SM)", S, bps);
+    std::snprintf(name, sizeof name, "tma %dx%dK (%d/SM)", S, CH >> 10, bps);
     float mn, med = time_calls(G, sets, enq, &mn);
     report(sec, name, med, mn, 2.0 * bytes);
 }
@@ -297,6 +360,29 @@ static void read_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, 
     std::snprintf(name, sizeof name, "%s %d/%d", TWO ? "read2" : "read1", U, bps);
     float mn, med = time_calls(G, sets, enq, &mn);
     report(sec, name, med, mn, 2.0 * bytes_each);
+}
+
+template <int U, int COLLECT>
+static void mse_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, int G, int bps, float* out) {
+    const long long n = bytes_each / 16;
+    const int grid = bps * g_sms;
+    unsigned long long* slots;
+    unsigned int* counter;
+    CHECK(cudaMalloc(&slots, 8 * grid));
+    CHECK(cudaMemset(slots, 0, 8 * grid));
+    CHECK(cudaMalloc(&counter, 4));
+    CHECK(cudaMemset(counter, 0, 4));
+    auto enq = [&](cudaStream_t s, int i) {
+        cudaLaunchConfig_t c = config(dim3(grid), dim3(256), 0, s, true);
+        CHECK(cudaLaunchKernelEx(&c, k_mse<U, COLLECT>, (const uint4*)st.in[i], (const uint4*)st.out[i], out,
+                                 slots, counter, n));
+    };
+    char name[48];
+    std::snprintf(name, sizeof name, "mse %d/%d %s", U, bps, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : "last");
+    float mn, med = time_calls(G, sets, enq, &mn);
+    report(sec, name, med, mn, 2.0 * bytes_each);
+    CHECK(cudaFree(slots));
+    CHECK(cudaFree(counter));
 }
 
 static Sets alloc(size_t in_bytes, size_t out_bytes, int sets) {
@@ -373,8 +459,15 @@ int main() {
         copy_kernel<4, true>("copy16", st, bytes, sets, G, 4);
         copy_kernel<8, true>("copy16", st, bytes, sets, G, 1);
         copy_kernel<8, true>("copy16", st, bytes, sets, G, 2);
-        tma_copy<2>("copy16", st, bytes, sets, G);
-        tma_copy<4>("copy16", st, bytes, sets, G);
+        tma_copy<2, 16384>("copy16", st, bytes, sets, G);
+        tma_copy<4, 16384>("copy16", st, bytes, sets, G);
+        tma_copy<6, 16384>("copy16", st, bytes, sets, G);
+        tma_copy<8, 16384>("copy16", st, bytes, sets, G);
+        tma_copy<12, 16384>("copy16", st, bytes, sets, G);
+        tma_copy<4, 32768>("copy16", st, bytes, sets, G);
+        tma_copy<6, 32768>("copy16", st, bytes, sets, G);
+        tma_copy<8, 8192>("copy16", st, bytes, sets, G);
+        tma_copy<16, 8192>("copy16", st, bytes, sets, G);
         release(st);
     }
     // MSE bf16 8192 x 4096's bytes: two 64 MiB inputs.
@@ -387,6 +480,11 @@ int main() {
             read_kernel<4, true>("read64", st, each, sets, G, bps, partials);
             read_kernel<8, true>("read64", st, each, sets, G, bps, partials);
         }
+        mse_kernel<4, 0>("read64", st, each, sets, G, 4, partials);
+        mse_kernel<4, 1>("read64", st, each, sets, G, 4, partials);
+        mse_kernel<4, 2>("read64", st, each, sets, G, 4, partials);
+        mse_kernel<4, 1>("read64", st, each, sets, G, 2, partials);
+        mse_kernel<8, 1>("read64", st, each, sets, G, 2, partials);
         release(st);
         Sets one = alloc(2 * each, 16, sets);
         read_kernel<4, false>("read64", one, each, sets, G, 4, partials);

@@ -93,3 +93,13 @@ PY
   tail -4 "$OUT/probe.log"
   cat "$OUT/table.txt"
 }
+
+# Call 3 (issue 14): the probe again with more TMA copy shapes (stages x chunk) and MSE's grid
+# reduction rebuilt on the read kernel: publish only, block 0 collects (nn_ops' scheme), the last
+# block collects.
+call3() {
+  step build_probe 120 nvcc -O3 -arch=sm_90 -o /tmp/same_size_bounds benches/probes/same_size_bounds.cu
+  step probe 300 /tmp/same_size_bounds
+  grep -E "tma|mse|read2 4/4|best|line" "$OUT/probe.log"
+  cat "$OUT/table.txt"
+}
