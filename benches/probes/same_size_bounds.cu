@@ -21,8 +21,18 @@
 //   read2 U/B         both 64 MiB inputs read as MSE reads them (a float sum of squared
 //                     differences a thread), each block's partial stored (no grid reduction)
 //   read1 U/B         the same bytes as one 128 MiB input
+//   mse U/B MODE      read2 plus MSE's grid reduction: publish (each block's partial in a 64-bit
+//                     slot with a landed bit, nobody collects), block0 (block 0 collects after its
+//                     own share: nn_ops' scheme), last (a counter elects the last block), block0
+//                     nowait (block 0 reads the slots once without waiting: wrong sums, timing
+//                     only), extra collector (one more block, with no share, collects)
+//   ln tma SxCH       LayerNorm bf16 8192 x 1024 (gamma, beta) on the TMA copy's pipeline: chunks
+//                     of rows land in S buffers by bulk copies, warps normalise rows in place,
+//                     one thread bulk-stores the chunk (checked against the host on every 37th
+//                     row)
 // Each copy candidate's output is compared with its input once before it is timed.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,8 +128,9 @@ __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const 
                                              unsigned int* __restrict__ counter, long long n) {
     pdl_start();
     float acc = 0.0f;
-    const long long step = (long long)gridDim.x * 256 * U;
-    for (long long s = (long long)blockIdx.x * 256 * U + threadIdx.x; s < n; s += step) {
+    const unsigned int workers = COLLECT == 4 ? gridDim.x - 1 : gridDim.x;
+    const long long step = (long long)workers * 256 * U;
+    for (long long s = (long long)blockIdx.x * 256 * U + threadIdx.x; blockIdx.x < workers && s < n; s += step) {
         uint4 x[U], y[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -147,18 +158,19 @@ __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const 
             last = atomicAdd(counter, 1u) == gridDim.x - 1;
         }
     }
-    bool collects = blockIdx.x == 0;
+    bool collects = COLLECT == 4 ? blockIdx.x == gridDim.x - 1 : blockIdx.x == 0;
     if (COLLECT == 2) {
         __syncthreads();
         collects = last;
     }
-    if (!collects) return;
+    if (COLLECT == 0 || !collects) return;
     double sum = 0.0;
-    for (unsigned int i = threadIdx.x; i < gridDim.x; i += 256) {
+    const unsigned int nslots = COLLECT == 4 ? gridDim.x - 1 : gridDim.x;
+    for (unsigned int i = threadIdx.x; i < nslots; i += 256) {
         unsigned long long w;
         do {
             asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
-        } while ((w >> 63) == 0ull);
+        } while (COLLECT != 3 && (w >> 63) == 0ull);
         slots[i] = 0ull;
         sum += (double)__uint_as_float((unsigned int)w);
     }
@@ -215,6 +227,117 @@ __global__ void __launch_bounds__(32) k_tma(const char* __restrict__ in, char* _
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+
+// ---- LayerNorm bf16 over rows of 1,024 moved as the TMA copy moves bytes: chunks of CH bytes
+// (CH / 2 KiB rows) land by bulk copies in S shared-memory buffers; each warp normalises a row at
+// a time in place (two passes over its 32 values a lane in registers; gamma and beta kept as
+// packed bf16 in registers); one thread then bulk-stores the chunk, and refills the buffer the
+// previous chunk's store has finished reading.
+__device__ __forceinline__ float bf_lo(unsigned int w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf_hi(unsigned int w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ unsigned int pack_bf2(float lo, float hi) {
+    unsigned int r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ void bar_wait(unsigned long long* bar, unsigned int parity) {
+    unsigned int done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(sa(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+template <int S, int CH>
+__global__ void __launch_bounds__(256) k_ln_tma(const char* __restrict__ x, char* __restrict__ y,
+                                                const uint4* __restrict__ gamma, const uint4* __restrict__ beta,
+                                                long long chunks, float eps) {
+    constexpr int D = 1024, VPR = D / 8, KV = VPR / 32, RC = CH / (2 * D);
+    pdl_start();
+    extern __shared__ __align__(128) char buf[];
+    __shared__ __align__(8) unsigned long long bar[S];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint4 g[KV], b[KV];
+#pragma unroll
+    for (int k = 0; k < KV; ++k) {
+        g[k] = gamma[lane + 32 * k];
+        b[k] = beta[lane + 32 * k];
+    }
+    const long long first = blockIdx.x, stride = gridDim.x;
+    const long long mine = first < chunks ? (chunks - 1 - first) / stride + 1 : 0;
+    auto load = [&](long long c, int s) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(&bar[s])), "r"(CH) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         sa(buf + s * CH)),
+                     "l"(x + c * CH), "r"(CH), "r"(sa(&bar[s]))
+                     : "memory");
+    };
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&bar[s])) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        for (int s = 0; s < S && s < mine; ++s) load(first + s * stride, s);
+    }
+    __syncthreads();
+    for (long long it = 0; it < mine; ++it) {
+        const int s = (int)(it % S);
+        bar_wait(&bar[s], (unsigned int)((it / S) & 1));
+        uint4* rows = reinterpret_cast<uint4*>(buf + s * CH);
+        for (int r = warp; r < RC; r += 8) {
+            float f[KV][8];
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < KV; ++k) {
+                const uint4 v = rows[r * VPR + lane + 32 * k];
+                const unsigned int w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    f[k][2 * e] = bf_lo(w[e]);
+                    f[k][2 * e + 1] = bf_hi(w[e]);
+                    sum += f[k][2 * e] + f[k][2 * e + 1];
+                }
+            }
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            const float mean = sum * (1.0f / D);
+            float sq = 0.0f;
+#pragma unroll
+            for (int k = 0; k < KV; ++k)
+#pragma unroll
+                for (int e = 0; e < 8; ++e) sq += (f[k][e] - mean) * (f[k][e] - mean);
+            for (int o = 16; o > 0; o >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);
+            const float inv = rsqrtf(sq * (1.0f / D) + eps);
+#pragma unroll
+            for (int k = 0; k < KV; ++k) {
+                const unsigned int gw[4] = {g[k].x, g[k].y, g[k].z, g[k].w};
+                const unsigned int bw[4] = {b[k].x, b[k].y, b[k].z, b[k].w};
+                unsigned int o4[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const float lo = fmaf((f[k][2 * e] - mean) * inv, bf_lo(gw[e]), bf_lo(bw[e]));
+                    const float hi = fmaf((f[k][2 * e + 1] - mean) * inv, bf_hi(gw[e]), bf_hi(bw[e]));
+                    o4[e] = pack_bf2(lo, hi);
+                }
+                rows[r * VPR + lane + 32 * k] = make_uint4(o4[0], o4[1], o4[2], o4[3]);
+            }
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(y + (first + it * stride) * CH),
+                         "r"(sa(buf + s * CH)), "r"(CH)
+                         : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+            // The previous chunk's buffer takes the chunk S further on once its store has read it.
+            if (it >= 1 && it - 1 + S < mine) {
+                asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+                load(first + (it - 1 + S) * stride, (int)((it - 1) % S));
+            }
+        }
+    }
+    if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
 __global__ void k_count_diff(const uint4* a, const uint4* b, long long n, unsigned long long* bad) {
@@ -365,7 +488,7 @@ static void read_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, 
 template <int U, int COLLECT>
 static void mse_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, int G, int bps, float* out) {
     const long long n = bytes_each / 16;
-    const int grid = bps * g_sms;
+    const int grid = bps * g_sms + (COLLECT == 4 ? 1 : 0);
     unsigned long long* slots;
     unsigned int* counter;
     CHECK(cudaMalloc(&slots, 8 * grid));
@@ -378,11 +501,67 @@ static void mse_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, i
                                  slots, counter, n));
     };
     char name[48];
-    std::snprintf(name, sizeof name, "mse %d/%d %s", U, bps, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : "last");
+    std::snprintf(name, sizeof name, "mse %d/%d %s", U, bps, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : COLLECT == 2 ? "last" : COLLECT == 3 ? "block0 nowait" : "extra collector");
     float mn, med = time_calls(G, sets, enq, &mn);
     report(sec, name, med, mn, 2.0 * bytes_each);
     CHECK(cudaFree(slots));
     CHECK(cudaFree(counter));
+}
+
+
+static unsigned short to_bf16(float f) {
+    unsigned int u;
+    std::memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+static float from_bf16(unsigned short h) {
+    unsigned int u = (unsigned int)h << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// LayerNorm bf16 8192 x 1024 by k_ln_tma<S, CH>, checked on rows of set 0 against the host.
+template <int S, int CH>
+static void ln_tma(const char* sec, Sets& st, size_t bytes, int sets, int G, const uint4* gamma, const uint4* beta,
+                   const std::vector<unsigned short>& hx, const std::vector<unsigned short>& hg,
+                   const std::vector<unsigned short>& hb) {
+    const long long chunks = bytes / CH;
+    const size_t smem = (size_t)S * CH;
+    CHECK(cudaFuncSetAttribute(k_ln_tma<S, CH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int bps = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, k_ln_tma<S, CH>, 256, smem));
+    const int grid = (int)std::min<long long>(chunks, (long long)bps * g_sms);
+    auto enq = [&](cudaStream_t s, int i) {
+        cudaLaunchConfig_t c = config(dim3(grid), dim3(256), smem, s, true);
+        CHECK(cudaLaunchKernelEx(&c, k_ln_tma<S, CH>, (const char*)st.in[i], st.out[i], gamma, beta, chunks, 1e-5f));
+    };
+    CHECK(cudaMemset(st.out[0], 0xff, bytes));
+    enq(0, 0);
+    CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned short> hy(bytes / 2);
+    CHECK(cudaMemcpy(hy.data(), st.out[0], bytes, cudaMemcpyDeviceToHost));
+    double worst = 0.0;
+    const int D = 1024, R = (int)(bytes / 2 / D);
+    for (int r = 0; r < R; r += 37) {
+        double m = 0, v = 0;
+        for (int c = 0; c < D; ++c) m += from_bf16(hx[(size_t)r * D + c]);
+        m /= D;
+        for (int c = 0; c < D; ++c) v += (from_bf16(hx[(size_t)r * D + c]) - m) * (from_bf16(hx[(size_t)r * D + c]) - m);
+        const double inv = 1.0 / std::sqrt(v / D + 1e-5);
+        for (int c = 0; c < D; ++c) {
+            const double ref = (from_bf16(hx[(size_t)r * D + c]) - m) * inv * from_bf16(hg[c]) + from_bf16(hb[c]);
+            const double err = std::fabs(from_bf16(hy[(size_t)r * D + c]) - ref) / (1.0 + std::fabs(ref));
+            if (!(err <= worst)) worst = err;  // NaN-safe
+        }
+    }
+    char name[48];
+    std::snprintf(name, sizeof name, "ln tma %dx%dK (%d/SM)", S, CH >> 10, bps);
+    float mn, med = time_calls(G, sets, enq, &mn);
+    report(sec, name, med, mn, 2.0 * bytes);
+    std::printf("       %s: worst relative error %.2e over every 37th row (bf16 half-ulp 3.9e-3)%s\n", name, worst,
+                worst < 8e-3 ? "" : "  FAIL");
 }
 
 static Sets alloc(size_t in_bytes, size_t out_bytes, int sets) {
@@ -468,6 +647,30 @@ int main() {
         tma_copy<6, 32768>("copy16", st, bytes, sets, G);
         tma_copy<8, 8192>("copy16", st, bytes, sets, G);
         tma_copy<16, 8192>("copy16", st, bytes, sets, G);
+        // LayerNorm's inputs: every set a copy of set 0's random rows; gamma, beta random.
+        std::vector<unsigned short> hx(bytes / 2), hg(1024), hb(1024);
+        unsigned long long rng = 0x9e3779b97f4a7c15ull;
+        auto uni = [&]() {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 4.0f - 2.0f;
+        };
+        for (auto& v : hx) v = to_bf16(uni());
+        for (int c = 0; c < 1024; ++c) hg[c] = to_bf16(1.0f + 0.25f * uni()), hb[c] = to_bf16(0.5f * uni());
+        for (int i = 0; i < sets; ++i) CHECK(cudaMemcpy(st.in[i], hx.data(), bytes, cudaMemcpyHostToDevice));
+        uint4 *gamma, *beta;
+        CHECK(cudaMalloc(&gamma, 2048));
+        CHECK(cudaMalloc(&beta, 2048));
+        CHECK(cudaMemcpy(gamma, hg.data(), 2048, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(beta, hb.data(), 2048, cudaMemcpyHostToDevice));
+        ln_tma<4, 32768>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        ln_tma<6, 16384>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        ln_tma<3, 32768>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        ln_tma<8, 16384>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        ln_tma<6, 32768>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        ln_tma<4, 16384>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        ln_tma<8, 8192>("ln16", st, bytes, sets, G, gamma, beta, hx, hg, hb);
+        CHECK(cudaFree(gamma));
+        CHECK(cudaFree(beta));
         release(st);
     }
     // MSE bf16 8192 x 4096's bytes: two 64 MiB inputs.
@@ -480,11 +683,13 @@ int main() {
             read_kernel<4, true>("read64", st, each, sets, G, bps, partials);
             read_kernel<8, true>("read64", st, each, sets, G, bps, partials);
         }
-        mse_kernel<4, 0>("read64", st, each, sets, G, 4, partials);
-        mse_kernel<4, 1>("read64", st, each, sets, G, 4, partials);
-        mse_kernel<4, 2>("read64", st, each, sets, G, 4, partials);
-        mse_kernel<4, 1>("read64", st, each, sets, G, 2, partials);
-        mse_kernel<8, 1>("read64", st, each, sets, G, 2, partials);
+        for (int r = 0; r < 2; ++r) {
+            mse_kernel<4, 0>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 1>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 2>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 3>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 4>("read64", st, each, sets, G, 4, partials);
+        }
         release(st);
         Sets one = alloc(2 * each, 16, sets);
         read_kernel<4, false>("read64", one, each, sets, G, 4, partials);
@@ -501,11 +706,11 @@ int main() {
     }
     const double copy_gbps = copy_bytes / copy_line / 1e3, read_gbps = read_bytes / read_line / 1e3;
     std::printf("\nbest 1 GiB copy line %.0f GB/s, read line %.0f GB/s\n", copy_gbps, read_gbps);
-    for (const char* sec : {"copy16", "read64"}) {
+    for (const char* sec : {"copy16", "ln16", "read64"}) {
         const Row* best = nullptr;
         for (auto& r : rows)
             if (!std::strcmp(r.section, sec) && (!best || r.med < best->med)) best = &r;
-        const double line = !std::strcmp(sec, "copy16") ? copy_gbps : read_gbps;
+        const double line = !std::strcmp(sec, "read64") ? read_gbps : copy_gbps;
         std::printf("%-6s best %-22s %9.3f us = %.1f %% of the line\n", sec, best->name, best->med,
                     100.0 * best->bytes / best->med / 1e3 / line);
     }

@@ -103,3 +103,18 @@ call3() {
   grep -E "tma|mse|read2 4/4|best|line" "$OUT/probe.log"
   cat "$OUT/table.txt"
 }
+
+# Call 4 (issue 14): the probe with a LayerNorm prototype on the TMA copy's pipeline (bf16 8192 x
+# 1024, over stages x chunk) and MSE's reduction broken down (publish only, block 0, last block,
+# block 0 without waiting, an extra collector block; twice), beside apex-host's LayerNorm 8192 x
+# 1024 and MSE 8192 x 4096 in the same call.
+call4() {
+  step build_probe 120 nvcc -O3 -arch=sm_90 -o /tmp/same_size_bounds benches/probes/same_size_bounds.cu
+  step probe 300 /tmp/same_size_bounds
+  step host_short 200 $HOST run --no-build --backends cuda \
+    --filter 'nn_ops.layer_norm/cuda/*/*dim=1024,*seq=8192' \
+    --filter 'nn_ops.mse_loss/cuda/*/*dim=4096,*seq=8192' --output-dir /tmp/short
+  grep -E "^nn_ops|ok$" "$OUT/host_short.log" | head -3
+  grep -E "ln|mse|read2 4/4|best|line|FAIL|differ" "$OUT/probe.log"
+  cat "$OUT/table.txt"
+}
