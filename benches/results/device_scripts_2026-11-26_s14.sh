@@ -118,3 +118,46 @@ call4() {
   grep -E "ln|mse|read2 4/4|best|line|FAIL|differ" "$OUT/probe.log"
   cat "$OUT/table.txt"
 }
+
+# Call 5 (issue 14): two changes against the thirteenth session's build (base):
+#  - LayerNorm's `bulk` schedule (layer_norm_bulk.cu: chunks of rows through a ring of shared-
+#    memory buffers by TMA bulk copies, a warp a row), the default for rows of 1-4 KiB;
+#  - the collecting block polls all of its slots each round (partial_collect_sum) in MSE and
+#    cross-entropy.
+# The self-check of the three ops (every LayerNorm schedule), the in-process bench of every
+# LayerNorm schedule, MSE (twice) and the cross-entropy forward against the base binary, and
+# apex-host's LLM rows and seed-small shapes of the three ops with each plugin build.
+call5() {
+  for op in layer_norm mse_loss cross_entropy; do
+    step check_$op 300 $B/nn_ops_gpu_check --only $op
+    echo "check $op: $(grep -cE '^PASS' "$OUT/check_$op.log") pass, $(grep -cE '^FAIL' "$OUT/check_$op.log") fail" | tee -a "$OUT/table.txt"
+    grep -E "^FAIL" "$OUT/check_$op.log" | head -5 >> "$OUT/table.txt"
+  done
+  cat "$OUT"/check_*.log > "$OUT/checks.txt"; rm -f "$OUT"/check_*.log
+  step ln_bench 200 $B/nn_ops_gpu_check --bench-only --only layer_norm
+  for r in 1 2; do
+    for v in base new; do
+      X=$B/nn_ops_gpu_check; [ $v = base ] && X=$B/nn_ops_gpu_check_base
+      step mse_${v}_$r 80 $X --bench-only --only mse_loss
+    done
+  done
+  for v in base new; do
+    X=$B/nn_ops_gpu_check; [ $v = base ] && X=$B/nn_ops_gpu_check_base
+    step ce_${v} 200 $X --bench-only --only "cross_entropy bf16"
+  done
+  for f in "$OUT"/mse_*.log "$OUT"/ce_*.log; do
+    echo "-- $(basename $f .log)"; grep -E "^(cross_entropy|mse_loss)" "$f" | awk '{$NF=""; print}'
+  done > "$OUT/ab_bench.txt"
+  rm -f "$OUT"/mse_*.log "$OUT"/ce_*.log
+  for v in base new; do
+    HOST_TO=280 host_ab llm_$v nn_$v --l2-hot --filter 'nn_ops.layer_norm/cuda/*/*seq=8192' \
+      --filter 'nn_ops.mse_loss/cuda/*/*seq=8192' \
+      --filter 'nn_ops.cross_entropy/cuda/bf16/*rows=4096,vocab=*' \
+      --filter 'nn_ops.layer_norm/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.mse_loss/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512'
+  done
+  grep -E "^layer_norm" "$OUT/ln_bench.log" | awk '{$NF=""; print}'
+  cat "$OUT/ab_bench.txt"
+  cat "$OUT/table.txt"
+}

@@ -81,6 +81,9 @@ pub fn cases() -> Vec<(Box<dyn Kernel>, Overrides)> {
         }
     }
     out.push((Box::new(OpKernel::<LayerNorm>::default()), bsd(2, 16, 8192)));
+    // 1,024-element rows, 37 of them: the bulk schedule's chunks of 8 (16-bit) or 4 (fp32) rows
+    // end on a short one.
+    out.push((Box::new(OpKernel::<LayerNorm>::default()), bsd(1, 37, 1024)));
     let ce = |rows: i64, vocab: i64, grad: bool, ignore: f64| -> Overrides {
         vec![
             ("rows", ParamValue::Int(rows)),

@@ -55,3 +55,25 @@ __device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned i
             : "memory");
     } while (!done);
 }
+
+// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from this block's shared
+// memory to global memory as one bulk copy in the thread's current bulk group. The shared memory
+// must have been written before a `bulk_fence` by each writing thread and a __syncthreads.
+__device__ __forceinline__ void bulk_store(void* dst, const void* src, unsigned int bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem_addr(src)),
+                 "r"(bytes)
+                 : "memory");
+}
+
+// Closes the thread's current bulk group (the stores issued since the last commit).
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// Waits until at most N of the thread's committed bulk groups have not yet read their shared
+// memory (which may then be overwritten).
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// Waits until every committed bulk group of the thread has completed (its writes done).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }

@@ -216,47 +216,40 @@ __device__ __forceinline__ void partial_publish(unsigned long long* slot, float 
     asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
 }
 
-__device__ __forceinline__ unsigned long long partial_collect(unsigned long long* slot) {
-    unsigned long long word;
-    do {
-        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
-    } while ((word >> 63) == 0ull);
-    *slot = 0ull;
-    return word;
-}
-
 __device__ __forceinline__ float partial_value(unsigned long long word) { return __uint_as_float((unsigned int)word); }
 __device__ __forceinline__ unsigned int partial_count(unsigned long long word) {
     return (unsigned int)(word >> 32) & 0x7fffffffu;
 }
 
 // Sums every slot i = threadIdx.x + k * BLOCK (k = 0, 1, ...) below NSLOTS into this thread's
-// (sum, count), collecting each as partial_collect does and in ascending i (the order, and so the
-// bits, of a loop over partial_collect), with up to COLLECT_BATCH of the thread's loads issued
-// before it waits on any. For a collector that comes last, which finds every slot landed and
-// would otherwise pay one round trip per slot: cross-entropy's gradient pass (up to 32,768
-// slots, 128 a thread) gained 1 % (H100, 2026-11-26, bf16 4096 x 262,144: 1,798 -> 1,780 us a
-// call). Block 0 collecting from the end of its own share waits on the slots as they land, and
-// gained nothing from it: MSE (bf16 8192 x 4096: 46.26 -> 46.31 us) and the cross-entropy
-// forward keep the one-slot loop.
-#define COLLECT_BATCH 4
+// (sum, count) in ascending i (a fixed order: the same bits whenever the slots land), and
+// returns each slot to 0. The thread polls up to COLLECT_BATCH of its slots at
+// once, every one of them again each round until all have landed: polled one after another, each
+// slot after the one that landed last cost another L2 round trip (MSE bf16 8192 x 4096, three
+// slots a thread: 46.2 us a call, against 44.9 with block 0 not waiting at all and 44.8 with no
+// collection; benches/probes/same_size_bounds.cu, H100, 2026-11-26).
+#define COLLECT_BATCH 8
 template <unsigned int NSLOTS>
 __device__ __forceinline__ void partial_collect_sum(unsigned long long* slots, double& sum, unsigned int& count) {
     constexpr unsigned int PER_THREAD = (NSLOTS + BLOCK - 1) / BLOCK;
     constexpr unsigned int K = PER_THREAD < COLLECT_BATCH ? PER_THREAD : COLLECT_BATCH;
     for (unsigned int i0 = threadIdx.x; i0 < NSLOTS; i0 += K * BLOCK) {
         unsigned long long w[K];
+        bool pending;
+        do {
 #pragma unroll
-        for (unsigned int k = 0; k < K; ++k) {
-            const unsigned int i = min(i0 + k * BLOCK, NSLOTS - 1);
-            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slots + i) : "memory");
-        }
+            for (unsigned int k = 0; k < K; ++k) {
+                const unsigned int i = min(i0 + k * BLOCK, NSLOTS - 1);
+                asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slots + i) : "memory");
+            }
+            pending = false;
+#pragma unroll
+            for (unsigned int k = 0; k < K; ++k) pending |= i0 + k * BLOCK < NSLOTS && (w[k] >> 63) == 0ull;
+        } while (pending);
 #pragma unroll
         for (unsigned int k = 0; k < K; ++k) {
             const unsigned int i = i0 + k * BLOCK;
             if (i < NSLOTS) {
-                while ((w[k] >> 63) == 0ull)
-                    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slots + i) : "memory");
                 slots[i] = 0ull;
                 sum += (double)partial_value(w[k]);
                 count += partial_count(w[k]);

@@ -334,15 +334,7 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
     if (collects) {
         double sum = 0.0;
         unsigned int count = 0;
-#if GRAD
-        partial_collect_sum<GRID>(slots, sum, count);  // last: every slot has landed
-#else
-        for (unsigned int i = tid; i < GRID; i += BLOCK) {
-            const unsigned long long p = partial_collect(slots + i);
-            sum += (double)partial_value(p);
-            count += partial_count(p);
-        }
-#endif
+        partial_collect_sum<GRID>(slots, sum, count);
         // The count first: in the other order ptxas spilled 8 bytes of this cold path at the
         // shared-memory plan's 40 registers per thread (the results do not depend on it).
         count = group_reduce<BLOCK>(count, Sum(), red);

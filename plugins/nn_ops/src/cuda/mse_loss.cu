@@ -45,8 +45,8 @@ mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ l
     if (threadIdx.x == 0) partial_publish(slots + blockIdx.x, acc, 0u);
     if (blockIdx.x == 0) {
         double s = 0.0;
-        for (unsigned int i = threadIdx.x; i < GRID; i += BLOCK)
-            s += (double)partial_value(partial_collect(slots + i));
+        unsigned int unused_count = 0u;
+        partial_collect_sum<GRID>(slots, s, unused_count);
         s = group_reduce<BLOCK>(s, Sum(), red);
         if (threadIdx.x == 0) loss[0] = (float)(MEAN ? s / (double)N : s);
     }

@@ -17,12 +17,13 @@ use crate::{
         CudaProgram, DeviceFacts, Inputs, NnOp, OutputLens, Outputs, base_descriptor, rows_dim,
         with_bsd,
     },
-    program::{assemble, launch_1d},
+    program::{BULK, assemble, launch_1d},
     rng::uniform,
     rows::{ResidentBudget, RowPlan},
 };
 
 const SOURCE: &str = include_str!("../cuda/layer_norm.cu");
+const SOURCE_BULK: &str = include_str!("../cuda/layer_norm_bulk.cu");
 
 /// A validated LayerNorm case.
 #[derive(Debug, Clone, Copy)]
@@ -51,13 +52,22 @@ pub mod tuning {
         WavePrefetch,
         /// One block per work item; the hardware starts each block as an earlier one leaves.
         BlockPerItem,
+        /// Chunks of whole rows moved by TMA bulk copies through a ring of shared-memory buffers
+        /// and normalised there by a warp a row (`layer_norm_bulk.cu`; sm_90, rows of whole
+        /// 16-byte vectors up to 1,024 elements: elsewhere the prefetching wave).
+        Bulk,
     }
 
     /// Row bytes up to which [`Schedule::for_row`] prefetches; longer rows get a block per item.
     pub const PREFETCH_MAX_ROW_BYTES: usize = 4096;
 
     impl Schedule {
-        pub const ALL: [Self; 3] = [Self::Wave, Self::WavePrefetch, Self::BlockPerItem];
+        pub const ALL: [Self; 4] = [
+            Self::Wave,
+            Self::WavePrefetch,
+            Self::BlockPerItem,
+            Self::Bulk,
+        ];
 
         /// The schedule a case gets unless [`with_schedule`] says otherwise, by the bytes of
         /// one row. Measured on the H100 (2026-11-25, sixth session, call 1: 8,192 rows, dims
@@ -66,7 +76,9 @@ pub mod tuning {
         /// for a block per item), a block per item from 8 KiB (bf16 8192: 93.19 against 101.16
         /// and 97.86; fp32 2048: 47.63 against 51.55 and 50.23).
         pub fn for_row(row_bytes: usize) -> Self {
-            if row_bytes <= PREFETCH_MAX_ROW_BYTES {
+            if (1024..=PREFETCH_MAX_ROW_BYTES).contains(&row_bytes) {
+                Self::Bulk
+            } else if row_bytes <= PREFETCH_MAX_ROW_BYTES {
                 Self::WavePrefetch
             } else {
                 Self::BlockPerItem
@@ -78,6 +90,7 @@ pub mod tuning {
                 Self::Wave => "wave",
                 Self::WavePrefetch => "wave+prefetch",
                 Self::BlockPerItem => "block-per-item",
+                Self::Bulk => "bulk",
             }
         }
     }
@@ -96,6 +109,77 @@ pub mod tuning {
         SCHEDULE
             .with(Cell::get)
             .unwrap_or_else(|| Schedule::for_row(row_bytes))
+    }
+}
+
+/// Bytes of rows a chunk of [`tuning::Schedule::Bulk`] holds at most (at least one row).
+const BULK_CHUNK_BYTES: usize = 16 * 1024;
+/// Shared-memory buffers (chunks in flight) a block of [`tuning::Schedule::Bulk`] keeps.
+const BULK_STAGES: usize = 4;
+/// Most elements of a row a lane of [`tuning::Schedule::Bulk`] holds (1,024-element rows; 2,048
+/// at 16 bits spilled at the 128 registers of two blocks a SM).
+const BULK_MAX_LANE_ELEMS: usize = 32;
+/// Threads a block of [`tuning::Schedule::Bulk`].
+const BULK_BLOCK: usize = 256;
+
+/// The chunks of [`tuning::Schedule::Bulk`]: `rows_per_chunk` consecutive rows each (the last
+/// chunk may hold fewer), `stages` of them in a block's shared memory at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BulkPlan {
+    rows_per_chunk: usize,
+    chunks: usize,
+    stages: usize,
+    /// 16-byte vectors a row, and a lane's share of them (`ceil(vectors / 32)`).
+    row_vectors: usize,
+    lane_vectors: usize,
+    chunk_bytes: usize,
+}
+
+impl BulkPlan {
+    /// The plan for `rows` x `dim` on `facts`' device: sm_90's bulk copies, rows of whole
+    /// 16-byte vectors and at most [`BULK_MAX_LANE_ELEMS`] elements a lane; `None` otherwise.
+    fn new(rows: usize, dim: usize, precision: Precision, facts: DeviceFacts) -> Option<Self> {
+        let es = precision.size_bytes();
+        let vec = 16 / es;
+        if facts.compute_capability.0 < 9 || !dim.is_multiple_of(vec) {
+            return None;
+        }
+        let row_vectors = dim / vec;
+        let lane_vectors = row_vectors.div_ceil(32);
+        if lane_vectors * vec > BULK_MAX_LANE_ELEMS {
+            return None;
+        }
+        let rows_per_chunk = (BULK_CHUNK_BYTES / (dim * es)).clamp(1, rows);
+        let plan = Self {
+            rows_per_chunk,
+            chunks: rows.div_ceil(rows_per_chunk),
+            stages: BULK_STAGES,
+            row_vectors,
+            lane_vectors,
+            chunk_bytes: rows_per_chunk * dim * es,
+        };
+        (plan.smem_bytes() + 1024 <= facts.smem_per_block_optin).then_some(plan)
+    }
+
+    /// Dynamic shared memory, bytes.
+    fn smem_bytes(self) -> usize {
+        self.stages * self.chunk_bytes
+    }
+
+    fn defines(self, rows: usize, dim: usize, precision: Precision) -> Vec<(&'static str, usize)> {
+        vec![
+            ("ROWS", rows),
+            ("COLS", dim),
+            ("VEC", 16 / precision.size_bytes()),
+            ("CV", self.row_vectors),
+            ("KV", self.lane_vectors),
+            ("RC", self.rows_per_chunk),
+            ("CHUNKS", self.chunks),
+            ("STAGES", self.stages),
+            ("BLOCK", BULK_BLOCK),
+            // common.cuh's grid helpers (unused here) name it.
+            ("GRID", self.chunks),
+        ]
     }
 }
 
@@ -213,9 +297,29 @@ impl NnOp for LayerNorm {
     fn cuda_program(
         &self,
         precision: Precision,
-        _facts: DeviceFacts,
+        facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let schedule = tuning::schedule(self.dim * precision.size_bytes());
+        let mut schedule = tuning::schedule(self.dim * precision.size_bytes());
+        if schedule == tuning::Schedule::Bulk {
+            if let Some(bulk) = BulkPlan::new(self.rows, self.dim, precision, facts) {
+                let mut config = launch_1d(bulk.chunks, BULK_BLOCK);
+                config.shared_mem_bytes = bulk.smem_bytes() as u32;
+                return Ok(CudaProgram {
+                    name: "layer_norm_bulk",
+                    source: assemble(
+                        precision,
+                        &bulk.defines(self.rows, self.dim, precision),
+                        &[BULK, SOURCE_BULK].concat(),
+                    ),
+                    function: "layer_norm_bulk",
+                    config,
+                    scratch_words: 8,
+                    co_resident_blocks: 1,
+                    grid_stride: true,
+                });
+            }
+            schedule = tuning::Schedule::WavePrefetch;
+        }
         let mut plan = RowPlan::resident(self.rows, self.dim, precision)?;
         // Split rows have one work item per block and wait for their siblings: no schedule. A
         // prefetching block holds two slices, so it plans within that budget.
