@@ -161,3 +161,72 @@ call5() {
   cat "$OUT/ab_bench.txt"
   cat "$OUT/table.txt"
 }
+
+# Call 6 was a compute-sanitizer run of call 5's bulk LayerNorm (`--only "dim=8 schedule=bulk"`):
+# ptxas dropped the high half of x from the address of the prologue's first bulk copy (an
+# unrolled loop's peeled first iteration); call 7 is call 5 again with that loop not unrolled.
+
+# Call 8 (issue 14): the build to land (bulk LayerNorm for 2-4 KiB rows with three chunks a block;
+# MSE polling its three slots a thread together; cross-entropy's last block polling four at a
+# time, its forward's block 0 one at a time) against the thirteenth session's: the whole
+# self-check, then apex-host's LLM rows and seed-small shapes of the three ops with each build.
+call8() {
+  step nn_check 240 $B/nn_ops_gpu_check
+  echo "check: $(grep -cE '^PASS' "$OUT/nn_check.log") pass, $(grep -cE '^FAIL' "$OUT/nn_check.log") fail" | tee -a "$OUT/table.txt"
+  grep -E "^FAIL" "$OUT/nn_check.log" | head -5 >> "$OUT/table.txt"
+  for v in base new; do
+    HOST_TO=200 host_ab ab_$v nn_$v --l2-hot --filter 'nn_ops.layer_norm/cuda/*/*seq=8192' \
+      --filter 'nn_ops.mse_loss/cuda/*/*seq=8192' \
+      --filter 'nn_ops.cross_entropy/cuda/bf16/*rows=4096,vocab=*' \
+      --filter 'nn_ops.layer_norm/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.mse_loss/cuda/*/*batch=16,dim=512,*seq=256' \
+      --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=512'
+  done
+  rm -f "$OUT"/host_ab_*.log "$OUT"/host_ab_base.log "$OUT"/host_ab_new.log
+  cat "$OUT/table.txt"
+}
+
+# Call 9 (issue 14): torch eager and torch.compile on the large grid, then apex-host's large grid
+# with those rows as anchors, in one call (the landed build).
+call9() {
+  mkdir -p /tmp/anchor
+  step nn_torch 330 env OUT=/tmp/anchor python3 benches/anchors/nn_ops_torch.py
+  tail -2 "$OUT/nn_torch.log"
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_large 220 $HOST run --no-build --backends cuda --filter 'nn_ops.*/cuda/*/*seq=8192' \
+    --filter 'nn_ops.cross_entropy/cuda/*/*rows=4096,vocab=*' --anchor-results /tmp/anchor/nn_ops_torch.jsonl --output-dir /tmp/nn_large
+  tail -2 "$OUT/host_large.log"
+  cp /tmp/nn_large/summary.md "$OUT/nn_large_summary.md"
+  cp /tmp/anchor/nn_ops_torch.jsonl "$OUT/nn_ops_torch.jsonl"
+  grep -E "torch_compile" "$OUT/nn_large_summary.md" | awk -F'|' '{print $2, $3, $5, $6}' | head -80
+  cat "$OUT/table.txt"
+}
+
+# Call 10 (issue 14): the whole CUDA suite of nn_ops (both grids) with the landed build.
+call10() { call6; }
+
+# The thirteenth session's call 6 (the whole suite, its figures extracted), reused by call 10.
+call6() {
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step nn_full 575 $HOST run --no-build --backends cuda --filter 'nn_ops.*' --output-dir /tmp/nn_full
+  tail -4 "$OUT/nn_full.log"
+  python3 - /tmp/nn_full/summary.json <<'PY' | tee "$OUT/nn_full_extract.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print('counts', s['counts'])
+print('time_accounting', json.dumps(s['time_accounting']))
+rows = []
+for k, c in s['benchmarks'].items():
+    t = c.get('throughput') or {}
+    if 'p50_ms' not in c: rows.append((k, '-', '-', '-', c['status'])); continue
+    rows.append((k, '%.2f' % (c['p50_ms'] * 1e3), '%.0f' % t.get('gbps', 0), '%.1f' % t.get('pct_of_copy_bandwidth', 0), c['status']))
+print('line_gbps', next((c['throughput'].get('line_gbps') for c in s['benchmarks'].values() if c.get('throughput')), None))
+for r in sorted(rows):
+    if 'rows=' in r[0] and 'vocab=' in r[0] and 'rows=4096' not in r[0]: continue
+    if 'seq=8192' in r[0] or 'rows=4096' in r[0] or 'batch=16,' in r[0] and 'seq=256' in r[0] and 'dim=512' in r[0]:
+        print(' '.join(r))
+PY
+  cp /tmp/nn_full/summary.md "$OUT/nn_full_summary.md"
+  gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
+  cat "$OUT/table.txt"
+}

@@ -223,16 +223,18 @@ __device__ __forceinline__ unsigned int partial_count(unsigned long long word) {
 
 // Sums every slot i = threadIdx.x + k * BLOCK (k = 0, 1, ...) below NSLOTS into this thread's
 // (sum, count) in ascending i (a fixed order: the same bits whenever the slots land), and
-// returns each slot to 0. The thread polls up to COLLECT_BATCH of its slots at
-// once, every one of them again each round until all have landed: polled one after another, each
-// slot after the one that landed last cost another L2 round trip (MSE bf16 8192 x 4096, three
-// slots a thread: 46.2 us a call, against 44.9 with block 0 not waiting at all and 44.8 with no
-// collection; benches/probes/same_size_bounds.cu, H100, 2026-11-26).
-#define COLLECT_BATCH 8
-template <unsigned int NSLOTS>
+// returns each slot to 0. The thread polls up to BATCH of its slots at once, all of them again
+// each round until every one has landed: one slot after another, each slot after the one that
+// landed last costs the collector another L2 round trip (benches/probes/same_size_bounds.cu:
+// MSE bf16 8192 x 4096 takes 46.2 us a call with block 0 collecting, 44.9 with block 0 not
+// waiting at all). Measured on the H100 (2026-11-26, fourteenth session): MSE's block 0, three
+// slots a thread, 46.18 -> 46.01 us polling them together (call 7); cross-entropy's last block
+// (the gradient pass, up to 128 slots a thread, all landed) 1,798 -> 1,780 us at bf16 vocab
+// 262,144 with four at a time (call 1) but 1,903 with eight; its forward's block 0 one at a time.
+template <unsigned int NSLOTS, unsigned int BATCH>
 __device__ __forceinline__ void partial_collect_sum(unsigned long long* slots, double& sum, unsigned int& count) {
     constexpr unsigned int PER_THREAD = (NSLOTS + BLOCK - 1) / BLOCK;
-    constexpr unsigned int K = PER_THREAD < COLLECT_BATCH ? PER_THREAD : COLLECT_BATCH;
+    constexpr unsigned int K = PER_THREAD < BATCH ? PER_THREAD : BATCH;
     for (unsigned int i0 = threadIdx.x; i0 < NSLOTS; i0 += K * BLOCK) {
         unsigned long long w[K];
         bool pending;

@@ -334,7 +334,7 @@ cross_entropy(const S* __restrict__ logits, const long long* __restrict__ target
     if (collects) {
         double sum = 0.0;
         unsigned int count = 0;
-        partial_collect_sum<GRID>(slots, sum, count);
+        partial_collect_sum<GRID, GRAD ? 4 : 1>(slots, sum, count);
         // The count first: in the other order ptxas spilled 8 bytes of this cold path at the
         // shared-memory plan's 40 registers per thread (the results do not depend on it).
         count = group_reduce<BLOCK>(count, Sum(), red);

@@ -74,9 +74,13 @@ pub mod tuning {
         /// 512 to 8,192, bf16 and fp32, every schedule DRAM-cold in one call): prefetching was
         /// fastest up to 4 KiB rows (bf16 1024: 13.08 us against 14.49 for the wave and 14.64
         /// for a block per item), a block per item from 8 KiB (bf16 8192: 93.19 against 101.16
-        /// and 97.86; fp32 2048: 47.63 against 51.55 and 50.23).
+        /// and 97.86; fp32 2048: 47.63 against 51.55 and 50.23). Rows of 2 to 4 KiB move by bulk
+        /// copies where the tensor gives every block a few chunks (fourteenth session, call 7,
+        /// apex-host: bf16 8192 x 1024 12.12 against 12.74 us, fp32 8192 x 512 12.37 against
+        /// 12.60; the seed's fp32 4096 x 512, two chunks a block, 7.33 against 6.66, and bf16's
+        /// 1 KiB rows, 8.15 against 6.86, stay prefetching: `BulkPlan::new`).
         pub fn for_row(row_bytes: usize) -> Self {
-            if (1024..=PREFETCH_MAX_ROW_BYTES).contains(&row_bytes) {
+            if (super::BULK_MIN_ROW_BYTES..=PREFETCH_MAX_ROW_BYTES).contains(&row_bytes) {
                 Self::Bulk
             } else if row_bytes <= PREFETCH_MAX_ROW_BYTES {
                 Self::WavePrefetch
@@ -121,6 +125,13 @@ const BULK_STAGES: usize = 4;
 const BULK_MAX_LANE_ELEMS: usize = 32;
 /// Threads a block of [`tuning::Schedule::Bulk`].
 const BULK_BLOCK: usize = 256;
+/// Blocks a SM of [`tuning::Schedule::Bulk`] (its launch bounds: 128 registers a thread).
+const BULK_BLOCKS_PER_SM: usize = 2;
+/// Chunks a resident block must get at least for [`tuning::Schedule::Bulk`]: its ring fills
+/// and drains once per call, which fewer chunks do not pay for (see `tuning::Schedule::for_row`).
+const BULK_MIN_CHUNKS_PER_BLOCK: usize = 3;
+/// Shortest row that [`tuning::Schedule::for_row`] moves by bulk copies.
+const BULK_MIN_ROW_BYTES: usize = 2048;
 
 /// The chunks of [`tuning::Schedule::Bulk`]: `rows_per_chunk` consecutive rows each (the last
 /// chunk may hold fewer), `stages` of them in a block's shared memory at once.
@@ -137,7 +148,8 @@ struct BulkPlan {
 
 impl BulkPlan {
     /// The plan for `rows` x `dim` on `facts`' device: sm_90's bulk copies, rows of whole
-    /// 16-byte vectors and at most [`BULK_MAX_LANE_ELEMS`] elements a lane; `None` otherwise.
+    /// 16-byte vectors, at most [`BULK_MAX_LANE_ELEMS`] elements a lane and at least
+    /// [`BULK_MIN_CHUNKS_PER_BLOCK`] chunks a resident block; `None` otherwise.
     fn new(rows: usize, dim: usize, precision: Precision, facts: DeviceFacts) -> Option<Self> {
         let es = precision.size_bytes();
         let vec = 16 / es;
@@ -158,7 +170,10 @@ impl BulkPlan {
             lane_vectors,
             chunk_bytes: rows_per_chunk * dim * es,
         };
-        (plan.smem_bytes() + 1024 <= facts.smem_per_block_optin).then_some(plan)
+        let resident = BULK_BLOCKS_PER_SM * facts.sm_count;
+        (plan.smem_bytes() + 1024 <= facts.smem_per_block_optin
+            && plan.chunks >= BULK_MIN_CHUNKS_PER_BLOCK * resident)
+            .then_some(plan)
     }
 
     /// Dynamic shared memory, bytes.
@@ -436,10 +451,12 @@ mod tests {
     }
 
     #[test]
-    fn rows_up_to_4_kib_prefetch_and_longer_rows_get_a_block_per_item() {
+    fn rows_of_2_to_4_kib_move_by_bulk_copies_shorter_prefetch_longer_get_a_block_per_item() {
         use tuning::Schedule;
         assert_eq!(Schedule::for_row(16), Schedule::WavePrefetch);
-        assert_eq!(Schedule::for_row(4096), Schedule::WavePrefetch);
+        assert_eq!(Schedule::for_row(1024), Schedule::WavePrefetch);
+        assert_eq!(Schedule::for_row(2048), Schedule::Bulk);
+        assert_eq!(Schedule::for_row(4096), Schedule::Bulk);
         assert_eq!(Schedule::for_row(4100), Schedule::BlockPerItem);
         let ln = LayerNorm {
             rows: 8192,
@@ -447,19 +464,38 @@ mod tests {
             eps: 1e-5,
         };
         let facts = DeviceFacts::H100;
-        let program = |p| ln.cuda_program(p, facts).unwrap();
-        // bf16 1024 (2 KiB rows): the prefetching wave; fp32 4096 (16 KiB): a block per item.
-        assert!(
-            program(Precision::Bf16)
-                .source
-                .contains("#define PREFETCH 1")
+        let program = |op: LayerNorm, p| op.cuda_program(p, facts).unwrap();
+        // bf16 8192 x 1024 (2 KiB rows, 1,024 chunks of 8 rows): bulk copies, 64 KiB of ring.
+        let bulk = program(ln, Precision::Bf16);
+        assert_eq!(bulk.function, "layer_norm_bulk");
+        assert!(bulk.source.contains("#define RC 8u") && bulk.grid_stride);
+        assert_eq!(bulk.config.shared_mem_bytes, 4 * 16 * 1024);
+        // 1 KiB rows: the prefetching wave.
+        let p = program(LayerNorm { dim: 512, ..ln }, Precision::Bf16);
+        assert!(p.source.contains("#define PREFETCH 1") && p.grid_stride);
+        // fp32 4096 x 512 (2 KiB rows, 512 chunks: under three a block of 264): prefetching.
+        let p = program(
+            LayerNorm {
+                rows: 4096,
+                dim: 512,
+                ..ln
+            },
+            Precision::Fp32,
         );
-        assert!(program(Precision::Bf16).grid_stride);
-        let long = LayerNorm { dim: 4096, ..ln };
-        let p = long.cuda_program(Precision::Fp32, facts).unwrap();
+        assert_eq!(p.function, "layer_norm");
+        assert!(p.source.contains("#define PREFETCH 1"));
+        // Before sm_90 no bulk copies: prefetching.
+        let old = DeviceFacts {
+            compute_capability: (8, 0),
+            ..facts
+        };
+        let p = ln.cuda_program(Precision::Bf16, old).unwrap();
+        assert!(p.source.contains("#define PREFETCH 1"));
+        // fp32 4096 (16 KiB): a block per item.
+        let p = program(LayerNorm { dim: 4096, ..ln }, Precision::Fp32);
         assert!(p.source.contains("#define PREFETCH 0") && !p.grid_stride);
         // An override wins.
-        let p = tuning::with_schedule(Schedule::Wave, || program(Precision::Bf16));
+        let p = tuning::with_schedule(Schedule::Wave, || program(ln, Precision::Bf16));
         assert!(p.source.contains("#define PREFETCH 0") && p.grid_stride);
     }
 
