@@ -227,10 +227,12 @@ __device__ __forceinline__ unsigned int partial_count(unsigned long long word) {
 // each round until every one has landed: one slot after another, each slot after the one that
 // landed last costs the collector another L2 round trip (benches/probes/same_size_bounds.cu:
 // MSE bf16 8192 x 4096 takes 46.2 us a call with block 0 collecting, 44.9 with block 0 not
-// waiting at all). Measured on the H100 (2026-11-26, fourteenth session): MSE's block 0, three
-// slots a thread, 46.18 -> 46.01 us polling them together (call 7); cross-entropy's last block
-// (the gradient pass, up to 128 slots a thread, all landed) 1,798 -> 1,780 us at bf16 vocab
-// 262,144 with four at a time (call 1) but 1,903 with eight; its forward's block 0 one at a time.
+// waiting at all). Measured on the H100 (2026-11-26, fourteenth session): cross-entropy's last
+// block (the gradient pass, up to 128 slots a thread, all landed) 1,795 -> 1,773 us a call at
+// bf16 vocab 262,144 with four at a time (call 8), 1,903 with eight (call 7). Block 0 collecting
+// from the end of its own share (MSE, the cross-entropy forward) waits on the slots as they land
+// and takes them one at a time: MSE's three a thread together gained 0.2 % at 8192 x 4096 but
+// lost 7 % at bf16 8192 x 512 in two calls.
 template <unsigned int NSLOTS, unsigned int BATCH>
 __device__ __forceinline__ void partial_collect_sum(unsigned long long* slots, double& sum, unsigned int& count) {
     constexpr unsigned int PER_THREAD = (NSLOTS + BLOCK - 1) / BLOCK;

@@ -46,7 +46,7 @@ mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ l
     if (blockIdx.x == 0) {
         double s = 0.0;
         unsigned int unused_count = 0u;
-        partial_collect_sum<GRID, 4>(slots, s, unused_count);
+        partial_collect_sum<GRID, 1>(slots, s, unused_count);
         s = group_reduce<BLOCK>(s, Sum(), red);
         if (threadIdx.x == 0) loss[0] = (float)(MEAN ? s / (double)N : s);
     }
