@@ -230,3 +230,21 @@ PY
   gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
   cat "$OUT/table.txt"
 }
+
+# Call 11 (issue 14): the landed build after fp32 1024 (4 KiB rows) went back to prefetching:
+# LayerNorm's self-check, and apex-host's LayerNorm LLM rows and seed-small shapes.
+call11() {
+  step check_ln 120 $B/nn_ops_gpu_check --only layer_norm
+  echo "check layer_norm: $(grep -cE '^PASS' "$OUT/check_ln.log") pass, $(grep -cE '^FAIL' "$OUT/check_ln.log") fail" | tee -a "$OUT/table.txt"
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step host_ln 200 $HOST run --no-build --backends cuda --filter 'nn_ops.layer_norm/cuda/*/*seq=8192' \
+    --filter 'nn_ops.layer_norm/cuda/*/*batch=16,dim=512,*seq=256' --output-dir /tmp/ln
+  python3 - /tmp/ln/summary.json <<'PY' | tee "$OUT/host_ln.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    t = c.get('throughput') or {}
+    print(k, '%.2f us' % (c['p50_ms'] * 1e3), '%.1f %%' % (t.get('pct_of_copy_bandwidth') or 0), c['status'])
+PY
+  cat "$OUT/table.txt"
+}
