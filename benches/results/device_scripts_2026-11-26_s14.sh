@@ -248,3 +248,7 @@ for k, c in sorted(s['benchmarks'].items()):
 PY
   cat "$OUT/table.txt"
 }
+
+# Call 12 (issue 14): call 11 again after fp32 rows of 4 KiB (8192 x 1024, 89.8 % prefetching in
+# call 11) took a block per item (call 7's bench: 24.40 against 24.84 us).
+call12() { call11; }

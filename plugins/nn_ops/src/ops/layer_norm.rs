@@ -40,6 +40,8 @@ pub struct LayerNorm {
 pub mod tuning {
     use std::cell::Cell;
 
+    use apex_plugin_api::Precision;
+
     /// A work schedule.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Schedule {
@@ -58,7 +60,8 @@ pub mod tuning {
         Bulk,
     }
 
-    /// Row bytes up to which [`Schedule::for_row`] prefetches; longer rows get a block per item.
+    /// Row bytes up to which [`Schedule::for_row`] prefetches (16-bit rows of exactly this many
+    /// included); longer rows get a block per item.
     pub const PREFETCH_MAX_ROW_BYTES: usize = 4096;
 
     impl Schedule {
@@ -70,21 +73,25 @@ pub mod tuning {
         ];
 
         /// The schedule a case gets unless [`with_schedule`] says otherwise, by the bytes of
-        /// one row. Measured on the H100 (2026-11-25, sixth session, call 1: 8,192 rows, dims
-        /// 512 to 8,192, bf16 and fp32, every schedule DRAM-cold in one call): prefetching was
-        /// fastest up to 4 KiB rows (bf16 1024: 13.08 us against 14.49 for the wave and 14.64
-        /// for a block per item), a block per item from 8 KiB (bf16 8192: 93.19 against 101.16
-        /// and 97.86; fp32 2048: 47.63 against 51.55 and 50.23). Rows of at least 2 KiB and
-        /// under 4 KiB move by bulk copies where the tensor gives every block a few chunks
-        /// (fourteenth session, apex-host, call 8: bf16 8192 x 1024 12.10 against 12.81 us, fp32
-        /// 8192 x 512 12.49 against 12.67; call 7: the seed's fp32 4096 x 512, two chunks a
-        /// block, 7.33 against 6.66, and bf16's 1 KiB rows, 8.15 against 6.86, so they stay
-        /// prefetching: `BulkPlan::new`). At 4 KiB, fp32 8192 x 1024 by bulk copies took 24.56, 24.82
-        /// and 25.01 us (calls 7, 8, 10) against 24.76 and 24.78 prefetching (calls 7, 8): it
-        /// prefetches.
-        pub fn for_row(row_bytes: usize) -> Self {
+        /// one row (and, at 4 KiB, its element type). Measured on the H100 (2026-11-25, sixth
+        /// session, call 1: 8,192 rows, dims 512 to 8,192, bf16 and fp32, every schedule
+        /// DRAM-cold in one call): prefetching was fastest up to 4 KiB rows (bf16 1024: 13.08 us
+        /// against 14.49 for the wave and 14.64 for a block per item), a block per item from 8
+        /// KiB (bf16 8192: 93.19 against 101.16 and 97.86; fp32 2048: 47.63 against 51.55 and
+        /// 50.23). Fourteenth session (2026-11-26):
+        /// - rows of at least 2 KiB and under 4 KiB move by bulk copies where the tensor gives
+        ///   every block a few chunks (apex-host, call 8: bf16 8192 x 1024 12.10 against 12.81
+        ///   us, fp32 8192 x 512 12.49 against 12.67; call 7: the seed's fp32 4096 x 512, two
+        ///   chunks a block, 7.33 against 6.66, and bf16's 1 KiB rows, 8.15 against 6.86, so they
+        ///   stay prefetching: `BulkPlan::new`);
+        /// - fp32 rows of 4 KiB (1,024 elements) take a block per item: 24.40 us against 24.84
+        ///   prefetching and 24.76 by bulk copies (call 7, `nn_ops_gpu_check --bench`), where
+        ///   bf16 2048 (the same 256 vectors a row) prefetches: 24.55 against 24.82.
+        pub fn for_row(row_bytes: usize, precision: Precision) -> Self {
             if (super::BULK_MIN_ROW_BYTES..PREFETCH_MAX_ROW_BYTES).contains(&row_bytes) {
                 Self::Bulk
+            } else if row_bytes == PREFETCH_MAX_ROW_BYTES && precision == Precision::Fp32 {
+                Self::BlockPerItem
             } else if row_bytes <= PREFETCH_MAX_ROW_BYTES {
                 Self::WavePrefetch
             } else {
@@ -111,11 +118,12 @@ pub mod tuning {
         apex_plugin_api::tuning::with_override(&SCHEDULE, Some(schedule), f)
     }
 
-    /// The schedule for rows of `row_bytes`: the override in force, else [`Schedule::for_row`].
-    pub(super) fn schedule(row_bytes: usize) -> Schedule {
+    /// The schedule for rows of `row_bytes` in `precision`: the override in force, else
+    /// [`Schedule::for_row`].
+    pub(super) fn schedule(row_bytes: usize, precision: Precision) -> Schedule {
         SCHEDULE
             .with(Cell::get)
-            .unwrap_or_else(|| Schedule::for_row(row_bytes))
+            .unwrap_or_else(|| Schedule::for_row(row_bytes, precision))
     }
 }
 
@@ -317,7 +325,7 @@ impl NnOp for LayerNorm {
         precision: Precision,
         facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let mut schedule = tuning::schedule(self.dim * precision.size_bytes());
+        let mut schedule = tuning::schedule(self.dim * precision.size_bytes(), precision);
         if schedule == tuning::Schedule::Bulk {
             if let Some(bulk) = BulkPlan::new(self.rows, self.dim, precision, facts) {
                 let mut config = launch_1d(bulk.chunks, BULK_BLOCK);
@@ -454,15 +462,16 @@ mod tests {
     }
 
     #[test]
-    fn rows_from_2_to_under_4_kib_move_by_bulk_copies_up_to_4_prefetch_longer_get_a_block_per_item()
-    {
+    fn the_schedule_follows_the_row_bytes_and_at_4_kib_the_element_type() {
+        use Precision::{Bf16, Fp32};
         use tuning::Schedule;
-        assert_eq!(Schedule::for_row(16), Schedule::WavePrefetch);
-        assert_eq!(Schedule::for_row(1024), Schedule::WavePrefetch);
-        assert_eq!(Schedule::for_row(2048), Schedule::Bulk);
-        assert_eq!(Schedule::for_row(4080), Schedule::Bulk);
-        assert_eq!(Schedule::for_row(4096), Schedule::WavePrefetch);
-        assert_eq!(Schedule::for_row(4100), Schedule::BlockPerItem);
+        assert_eq!(Schedule::for_row(16, Bf16), Schedule::WavePrefetch);
+        assert_eq!(Schedule::for_row(1024, Fp32), Schedule::WavePrefetch);
+        assert_eq!(Schedule::for_row(2048, Bf16), Schedule::Bulk);
+        assert_eq!(Schedule::for_row(4080, Fp32), Schedule::Bulk);
+        assert_eq!(Schedule::for_row(4096, Bf16), Schedule::WavePrefetch);
+        assert_eq!(Schedule::for_row(4096, Fp32), Schedule::BlockPerItem);
+        assert_eq!(Schedule::for_row(4100, Bf16), Schedule::BlockPerItem);
         let ln = LayerNorm {
             rows: 8192,
             dim: 1024,
@@ -496,6 +505,12 @@ mod tests {
         };
         let p = ln.cuda_program(Precision::Bf16, old).unwrap();
         assert!(p.source.contains("#define PREFETCH 1"));
+        // fp32 1024 (4 KiB): a block per item; bf16 2048 (4 KiB, too wide a lane for bulk
+        // copies): prefetching.
+        let p = program(ln, Precision::Fp32);
+        assert!(p.source.contains("#define PREFETCH 0") && !p.grid_stride);
+        let p = program(LayerNorm { dim: 2048, ..ln }, Precision::Bf16);
+        assert!(p.source.contains("#define PREFETCH 1") && p.grid_stride);
         // fp32 4096 (16 KiB): a block per item.
         let p = program(LayerNorm { dim: 4096, ..ln }, Precision::Fp32);
         assert!(p.source.contains("#define PREFETCH 0") && !p.grid_stride);
