@@ -252,3 +252,18 @@ PY
 # Call 12 (issue 14): call 11 again after fp32 rows of 4 KiB (8192 x 1024, 89.8 % prefetching in
 # call 11) took a block per item (call 7's bench: 24.40 against 24.84 us).
 call12() { call11; }
+
+# Call 13 (issue 14): the named bulk schedule now runs wherever the kernel can (the default
+# still needs three chunks a block), so the self-check exercises it on short tensors (short
+# last chunks, rows of 8 and 512 elements): LayerNorm's self-check, then compute-sanitizer's
+# memcheck and racecheck on the bulk cases.
+call13() {
+  step check_ln 120 $B/nn_ops_gpu_check --only layer_norm
+  echo "check layer_norm: $(grep -cE '^PASS' "$OUT/check_ln.log") pass, $(grep -cE '^FAIL' "$OUT/check_ln.log") fail" | tee -a "$OUT/table.txt"
+  step memcheck 200 compute-sanitizer --tool memcheck $B/nn_ops_gpu_check --only "schedule=bulk"
+  step racecheck 200 compute-sanitizer --tool racecheck $B/nn_ops_gpu_check --only "schedule=bulk"
+  for f in memcheck racecheck; do
+    echo "$f: $(grep -cE '^PASS' "$OUT/$f.log") pass, $(grep -cE '^FAIL' "$OUT/$f.log") fail; $(grep -E 'ERROR SUMMARY|hazard' "$OUT/$f.log" | tail -2 | tr '\n' ' ')" | tee -a "$OUT/table.txt"
+  done
+  cat "$OUT/table.txt"
+}

@@ -83,7 +83,7 @@ pub mod tuning {
         ///   every block a few chunks (apex-host, call 8: bf16 8192 x 1024 12.10 against 12.81
         ///   us, fp32 8192 x 512 12.49 against 12.67; call 7: the seed's fp32 4096 x 512, two
         ///   chunks a block, 7.33 against 6.66, and bf16's 1 KiB rows, 8.15 against 6.86, so they
-        ///   stay prefetching: `BulkPlan::new`);
+        ///   stay prefetching: `BulkPlan::pays`);
         /// - fp32 rows of 4 KiB (1,024 elements) take a block per item: 24.40 us against 24.84
         ///   prefetching and 24.76 by bulk copies (call 7, `nn_ops_gpu_check --bench`), where
         ///   bf16 2048 (the same 256 vectors a row) prefetches: 24.55 against 24.82.
@@ -118,12 +118,13 @@ pub mod tuning {
         apex_plugin_api::tuning::with_override(&SCHEDULE, Some(schedule), f)
     }
 
-    /// The schedule for rows of `row_bytes` in `precision`: the override in force, else
-    /// [`Schedule::for_row`].
-    pub(super) fn schedule(row_bytes: usize, precision: Precision) -> Schedule {
-        SCHEDULE
-            .with(Cell::get)
-            .unwrap_or_else(|| Schedule::for_row(row_bytes, precision))
+    /// The schedule for rows of `row_bytes` in `precision`, and whether it was asked for: the
+    /// override in force (`true`), else [`Schedule::for_row`] (`false`).
+    pub(super) fn schedule(row_bytes: usize, precision: Precision) -> (Schedule, bool) {
+        match SCHEDULE.with(Cell::get) {
+            Some(s) => (s, true),
+            None => (Schedule::for_row(row_bytes, precision), false),
+        }
     }
 }
 
@@ -158,9 +159,9 @@ struct BulkPlan {
 }
 
 impl BulkPlan {
-    /// The plan for `rows` x `dim` on `facts`' device: sm_90's bulk copies, rows of whole
-    /// 16-byte vectors, at most [`BULK_MAX_LANE_ELEMS`] elements a lane and at least
-    /// [`BULK_MIN_CHUNKS_PER_BLOCK`] chunks a resident block; `None` otherwise.
+    /// The plan for `rows` x `dim` on `facts`' device where the kernel can run it: sm_90's bulk
+    /// copies, rows of whole 16-byte vectors and at most [`BULK_MAX_LANE_ELEMS`] elements a lane;
+    /// `None` otherwise. Whether it pays is [`BulkPlan::pays`].
     fn new(rows: usize, dim: usize, precision: Precision, facts: DeviceFacts) -> Option<Self> {
         let es = precision.size_bytes();
         let vec = 16 / es;
@@ -181,10 +182,14 @@ impl BulkPlan {
             lane_vectors,
             chunk_bytes: rows_per_chunk * dim * es,
         };
-        let resident = BULK_BLOCKS_PER_SM * facts.sm_count;
-        (plan.smem_bytes() + 1024 <= facts.smem_per_block_optin
-            && plan.chunks >= BULK_MIN_CHUNKS_PER_BLOCK * resident)
-            .then_some(plan)
+        (plan.smem_bytes() + 1024 <= facts.smem_per_block_optin).then_some(plan)
+    }
+
+    /// At least [`BULK_MIN_CHUNKS_PER_BLOCK`] chunks for each block the device holds: the
+    /// default schedule takes bulk copies only then (a case that names the schedule runs it
+    /// wherever [`BulkPlan::new`] allows, as the self-check does on short tensors).
+    fn pays(self, facts: DeviceFacts) -> bool {
+        self.chunks >= BULK_MIN_CHUNKS_PER_BLOCK * BULK_BLOCKS_PER_SM * facts.sm_count
     }
 
     /// Dynamic shared memory, bytes.
@@ -325,9 +330,11 @@ impl NnOp for LayerNorm {
         precision: Precision,
         facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let mut schedule = tuning::schedule(self.dim * precision.size_bytes(), precision);
+        let (mut schedule, asked) = tuning::schedule(self.dim * precision.size_bytes(), precision);
         if schedule == tuning::Schedule::Bulk {
-            if let Some(bulk) = BulkPlan::new(self.rows, self.dim, precision, facts) {
+            let bulk = BulkPlan::new(self.rows, self.dim, precision, facts)
+                .filter(|b| asked || b.pays(facts));
+            if let Some(bulk) = bulk {
                 let mut config = launch_1d(bulk.chunks, BULK_BLOCK);
                 config.shared_mem_bytes = bulk.smem_bytes() as u32;
                 return Ok(CudaProgram {
@@ -498,6 +505,18 @@ mod tests {
         );
         assert_eq!(p.function, "layer_norm");
         assert!(p.source.contains("#define PREFETCH 1"));
+        // Named, the schedule runs wherever the kernel can: the same short tensor by bulk copies.
+        let p = tuning::with_schedule(Schedule::Bulk, || {
+            program(
+                LayerNorm {
+                    rows: 4096,
+                    dim: 512,
+                    ..ln
+                },
+                Precision::Fp32,
+            )
+        });
+        assert_eq!(p.function, "layer_norm_bulk");
         // Before sm_90 no bulk copies: prefetching.
         let old = DeviceFacts {
             compute_capability: (8, 0),
