@@ -25,7 +25,9 @@
 //                     slot with a landed bit, nobody collects), block0 (block 0 collects after its
 //                     own share: nn_ops' scheme), last (a counter elects the last block), block0
 //                     nowait (block 0 reads the slots once without waiting: wrong sums, timing
-//                     only), extra collector (one more block, with no share, collects)
+//                     only), extra collector (one more block, with no share, collects), warp0
+//                     polls all (block 0's first warp alone polls every slot each round, warp
+//                     reduction), block0 sleeps (block 0 as nn_ops, 100 ns between polls)
 //   ln tma SxCH       LayerNorm bf16 8192 x 1024 (gamma, beta) on the TMA copy's pipeline: chunks
 //                     of rows land in S buffers by bulk copies, warps normalise rows in place,
 //                     one thread bulk-stores the chunk (checked against the host on every 37th
@@ -164,12 +166,42 @@ __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const 
         collects = last;
     }
     if (COLLECT == 0 || !collects) return;
+    if (COLLECT == 5) {
+        // Warp 0 alone: every lane polls its slots (lane, lane + 32, ...) together each round.
+        if (threadIdx.x >= 32) return;
+        constexpr int PER = 24;  // up to 768 slots
+        unsigned long long w[PER];
+        bool pending;
+        do {
+#pragma unroll
+            for (int k = 0; k < PER; ++k) {
+                const unsigned int i = min(threadIdx.x + 32u * k, gridDim.x - 1);
+                asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w[k]) : "l"(slots + i) : "memory");
+            }
+            pending = false;
+#pragma unroll
+            for (int k = 0; k < PER; ++k) pending |= threadIdx.x + 32u * k < gridDim.x && (w[k] >> 63) == 0ull;
+        } while (__any_sync(0xffffffffu, pending));
+        double t = 0.0;
+#pragma unroll
+        for (int k = 0; k < PER; ++k) {
+            const unsigned int i = threadIdx.x + 32u * k;
+            if (i < gridDim.x) {
+                slots[i] = 0ull;
+                t += (double)__uint_as_float((unsigned int)w[k]);
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
+        if (threadIdx.x == 0) loss[0] = (float)(t / (double)(8 * n));
+        return;
+    }
     double sum = 0.0;
     const unsigned int nslots = COLLECT == 4 ? gridDim.x - 1 : gridDim.x;
     for (unsigned int i = threadIdx.x; i < nslots; i += 256) {
         unsigned long long w;
         do {
             asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
+            if (COLLECT == 6 && (w >> 63) == 0ull) __nanosleep(100);
         } while (COLLECT != 3 && (w >> 63) == 0ull);
         slots[i] = 0ull;
         sum += (double)__uint_as_float((unsigned int)w);
@@ -501,7 +533,7 @@ static void mse_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, i
                                  slots, counter, n));
     };
     char name[48];
-    std::snprintf(name, sizeof name, "mse %d/%d %s", U, bps, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : COLLECT == 2 ? "last" : COLLECT == 3 ? "block0 nowait" : "extra collector");
+    std::snprintf(name, sizeof name, "mse %d/%d %s", U, bps, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : COLLECT == 2 ? "last" : COLLECT == 3 ? "block0 nowait" : COLLECT == 4 ? "extra collector" : COLLECT == 5 ? "warp0 polls all" : "block0 sleeps");
     float mn, med = time_calls(G, sets, enq, &mn);
     report(sec, name, med, mn, 2.0 * bytes_each);
     CHECK(cudaFree(slots));
@@ -689,6 +721,8 @@ int main() {
             mse_kernel<4, 2>("read64", st, each, sets, G, 4, partials);
             mse_kernel<4, 3>("read64", st, each, sets, G, 4, partials);
             mse_kernel<4, 4>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 5>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 6>("read64", st, each, sets, G, 4, partials);
         }
         release(st);
         Sets one = alloc(2 * each, 16, sets);

@@ -267,3 +267,7 @@ call13() {
   done
   cat "$OUT/table.txt"
 }
+
+# Call 14 (issue 14): the probe with two more collectors for MSE's reduction: block 0's first warp
+# alone polling every slot each round (warp reduction), and block 0 sleeping 100 ns between polls.
+call14() { call3; }
