@@ -9,8 +9,8 @@ use cudarc::driver::LaunchConfig;
 
 /// The device header shared by every op.
 pub const COMMON: &str = include_str!("cuda/common.cuh");
-/// TMA bulk copies into shared memory and their mbarriers (sm_90+), for the kernels that stage
-/// their data there: put it before such a kernel's body.
+/// TMA bulk copies between global and shared memory and their mbarriers (sm_90+), for the
+/// kernels that stage their data there: put it before such a kernel's body.
 pub const BULK: &str = include_str!("cuda/bulk.cuh");
 
 /// `DTYPE`: 0 = fp32, 1 = fp16, 2 = bf16 (fp16/bf16 are raw `unsigned short` bits on the device).

@@ -1,7 +1,8 @@
-// TMA bulk copies into shared memory (sm_90 and later), for the kernels that stage their data in
-// shared memory instead of registers (cross-entropy's SMEM plan). A copy is one instruction of
-// one thread, so the bytes in flight do not depend on how many registers the block's threads can
-// spare. Included after common.cuh (Raw); nothing here is emitted unless a kernel calls it.
+// TMA bulk copies between global and shared memory (sm_90 and later), for the kernels that stage
+// their data in shared memory instead of registers (cross-entropy's SMEM plan; LayerNorm's bulk
+// schedule, which also stores from shared memory). A copy is one instruction of one thread, so
+// the bytes in flight do not depend on how many registers the block's threads can spare.
+// Included after common.cuh (Raw); nothing here is emitted unless a kernel calls it.
 
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
     return (unsigned int)__cvta_generic_to_shared(p);
