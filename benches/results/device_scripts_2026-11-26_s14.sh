@@ -271,3 +271,28 @@ call13() {
 # Call 14 (issue 14): the probe with two more collectors for MSE's reduction: block 0's first warp
 # alone polling every slot each round (warp reduction), and block 0 sleeping 100 ns between polls.
 call14() { call3; }
+
+# Call 15 (issue 14): the bulk LayerNorm for 16-bit rows of 2,048 (weight and bias in shared
+# memory: in registers they spilled), the default for 16-bit 4 KiB rows, against call 12's build
+# (base): LayerNorm's self-check (a 21 x 2048 case added), memcheck and racecheck of the bulk
+# cases, every schedule in process, apex-host's LayerNorm LLM rows with each build, twice.
+call15() {
+  step check_ln 120 $B/nn_ops_gpu_check --only layer_norm
+  echo "check layer_norm: $(grep -cE '^PASS' "$OUT/check_ln.log") pass, $(grep -cE '^FAIL' "$OUT/check_ln.log") fail" | tee -a "$OUT/table.txt"
+  step memcheck 200 compute-sanitizer --tool memcheck $B/nn_ops_gpu_check --only "schedule=bulk"
+  step racecheck 200 compute-sanitizer --tool racecheck $B/nn_ops_gpu_check --only "schedule=bulk"
+  for f in memcheck racecheck; do
+    echo "$f: $(grep -cE '^PASS' "$OUT/$f.log") pass, $(grep -cE '^FAIL' "$OUT/$f.log") fail; $(grep -E 'ERROR SUMMARY|hazard' "$OUT/$f.log" | tail -1)" | tee -a "$OUT/table.txt"
+  done
+  rm -f "$OUT/memcheck.log" "$OUT/racecheck.log"
+  step ln_bench 200 $B/nn_ops_gpu_check --bench-only --only layer_norm
+  for r in 1 2; do
+    for v in base new; do
+      host_ab ${v}_$r nn_$v --filter 'nn_ops.layer_norm/cuda/*/*seq=8192' > /dev/null
+    done
+  done
+  rm -f "$OUT"/host_*_1.log "$OUT"/host_*_2.log
+  grep -E "^layer_norm (bf16|fp32) batch=1 seq=8192 dim=(1024|2048)" "$OUT/ln_bench.log" | awk '{$NF=""; print}'
+  grep -E "dim=(1024|2048)" "$OUT/host_ab.txt"
+  cat "$OUT/table.txt"
+}
