@@ -84,8 +84,8 @@ pub fn cases() -> Vec<(Box<dyn Kernel>, Overrides)> {
     // 1,024-element rows, 37 of them: the bulk schedule's chunks of 8 (16-bit) or 4 (fp32) rows
     // end on a short one.
     out.push((Box::new(OpKernel::<LayerNorm>::default()), bsd(1, 37, 1024)));
-    // 2,048-element rows, 21 of them: at 16 bits the bulk schedule's weights in shared memory,
-    // chunks of 4 rows ending on a single one.
+    // 2,048-element rows, 21 of them (4 KiB at 16 bits: every schedule's largest prefetching
+    // rows).
     out.push((Box::new(OpKernel::<LayerNorm>::default()), bsd(1, 21, 2048)));
     let ce = |rows: i64, vocab: i64, grad: bool, ignore: f64| -> Overrides {
         vec![

@@ -3,7 +3,7 @@
 // fastest copy of the same bytes moves it (benches/probes/same_size_bounds.cu, H100: 16 MiB a
 // direction in 12.0-12.3 us through shared memory against 12.6 for the best register copy).
 // Expects ROWS COLS VEC CV (16-byte vectors a row) KV (vectors a lane, CV <= 32 KV) RC (rows a
-// chunk) CHUNKS STAGES BLOCK WB_SMEM, and bulk.cuh.
+// chunk) CHUNKS STAGES BLOCK, and bulk.cuh.
 //
 // The rows are cut into CHUNKS chunks of RC consecutive rows (the last may be shorter). Each
 // block takes chunks blockIdx.x, + gridDim.x, ...; thread 0 keeps STAGES of them landing in a
@@ -11,8 +11,7 @@
 // landed, each warp normalises rows of it in place (a row a warp at a time: lane l holds vectors
 // l, l + 32, ... in registers), then thread 0 bulk-stores the chunk from shared memory and
 // refills the buffer of the chunk before it, whose store has had a chunk's time to read it.
-// Weight and bias stay in registers (KV raw vectors each) for the whole call, or with WB_SMEM
-// (more than 32 elements a lane) in shared memory.
+// Weight and bias stay in registers (KV raw vectors each) for the whole call.
 //
 // Dynamic shared memory: STAGES buffers of RC * COLS elements.
 
@@ -50,15 +49,6 @@ layer_norm_bulk(const S* __restrict__ x, const S* __restrict__ w, const S* __res
 #pragma unroll 1
         for (unsigned int k = 0; k < STAGES && k < mine; ++k) chunk_fill(x, first + k * stride, k, ring, bars);
     }
-#if WB_SMEM
-    // Weight and bias in shared memory (a lane's share of them in registers spilled at 64
-    // elements a lane: bf16 rows of 2,048).
-    __shared__ Raw s_w[CV], s_b[CV];
-    for (unsigned int i = tid; i < CV; i += BLOCK) {
-        s_w[i] = load_raw(w + (size_t)i * VEC);
-        s_b[i] = load_raw(b + (size_t)i * VEC);
-    }
-#else
     Raw wr[KV], br[KV];
 #pragma unroll
     for (int k = 0; k < KV; ++k) {
@@ -66,7 +56,6 @@ layer_norm_bulk(const S* __restrict__ x, const S* __restrict__ w, const S* __res
         wr[k] = vi < CV ? load_raw(w + (size_t)vi * VEC) : fill_raw((S)0);
         br[k] = vi < CV ? load_raw(b + (size_t)vi * VEC) : fill_raw((S)0);
     }
-#endif
     __syncthreads();
     for (unsigned long long it = 0; it < mine; ++it) {
         const unsigned long long c = first + it * stride;
@@ -113,13 +102,8 @@ layer_norm_bulk(const S* __restrict__ x, const S* __restrict__ w, const S* __res
                 if (vi < CV) {
                     float f[VEC], wv[VEC], bv[VEC];
                     unpack_f32(v[k], f);
-#if WB_SMEM
-                    unpack_f32(s_w[vi], wv);
-                    unpack_f32(s_b[vi], bv);
-#else
                     unpack_f32(wr[k], wv);
                     unpack_f32(br[k], bv);
-#endif
 #pragma unroll
                     for (int i = 0; i < VEC; ++i) f[i] = fmaf((f[i] - mean) * rstd, wv[i], bv[i]);
                     rows[(size_t)r * CV + vi] = pack_f32(f);

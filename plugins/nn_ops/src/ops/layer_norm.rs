@@ -56,7 +56,7 @@ pub mod tuning {
         BlockPerItem,
         /// Chunks of whole rows moved by TMA bulk copies through a ring of shared-memory buffers
         /// and normalised there by a warp a row (`layer_norm_bulk.cu`; sm_90, rows of whole
-        /// 16-byte vectors up to 2,048 elements: elsewhere the prefetching wave).
+        /// 16-byte vectors up to 1,024 elements: elsewhere the prefetching wave).
         Bulk,
     }
 
@@ -88,13 +88,14 @@ pub mod tuning {
         ///   prefetching and 24.76 by bulk copies (call 7, `nn_ops_gpu_check --bench`), where
         ///   bf16 2048 (the same 256 vectors a row) prefetches: 24.55 against 24.82.
         pub fn for_row(row_bytes: usize, precision: Precision) -> Self {
-            match (row_bytes, precision) {
-                (PREFETCH_MAX_ROW_BYTES, Precision::Fp32) => Self::BlockPerItem,
-                (b, _) if (super::BULK_MIN_ROW_BYTES..=PREFETCH_MAX_ROW_BYTES).contains(&b) => {
-                    Self::Bulk
-                }
-                (b, _) if b <= PREFETCH_MAX_ROW_BYTES => Self::WavePrefetch,
-                _ => Self::BlockPerItem,
+            if (super::BULK_MIN_ROW_BYTES..PREFETCH_MAX_ROW_BYTES).contains(&row_bytes) {
+                Self::Bulk
+            } else if row_bytes == PREFETCH_MAX_ROW_BYTES && precision == Precision::Fp32 {
+                Self::BlockPerItem
+            } else if row_bytes <= PREFETCH_MAX_ROW_BYTES {
+                Self::WavePrefetch
+            } else {
+                Self::BlockPerItem
             }
         }
 
@@ -131,13 +132,9 @@ pub mod tuning {
 const BULK_CHUNK_BYTES: usize = 16 * 1024;
 /// Shared-memory buffers (chunks in flight) a block of [`tuning::Schedule::Bulk`] keeps.
 const BULK_STAGES: usize = 4;
-/// Most 16-byte vectors of a row a lane of [`tuning::Schedule::Bulk`] holds (256 a row: 2,048
-/// elements at 16 bits, 1,024 at fp32).
-const BULK_MAX_LANE_VECTORS: usize = 8;
-/// Above this many elements a lane, [`tuning::Schedule::Bulk`] keeps weight and bias in shared
-/// memory instead of registers (`WB_SMEM`): in registers, bf16 rows of 2,048 spilled at the 128
-/// registers of two blocks a SM.
-const BULK_REG_WB_LANE_ELEMS: usize = 32;
+/// Most elements of a row a lane of [`tuning::Schedule::Bulk`] holds (1,024-element rows; 2,048
+/// at 16 bits spilled at the 128 registers of two blocks a SM).
+const BULK_MAX_LANE_ELEMS: usize = 32;
 /// Threads a block of [`tuning::Schedule::Bulk`].
 const BULK_BLOCK: usize = 256;
 /// Blocks a SM of [`tuning::Schedule::Bulk`] (its launch bounds: 128 registers a thread).
@@ -163,7 +160,7 @@ struct BulkPlan {
 
 impl BulkPlan {
     /// The plan for `rows` x `dim` on `facts`' device where the kernel can run it: sm_90's bulk
-    /// copies, rows of whole 16-byte vectors and at most [`BULK_MAX_LANE_VECTORS`] of them a lane;
+    /// copies, rows of whole 16-byte vectors and at most [`BULK_MAX_LANE_ELEMS`] elements a lane;
     /// `None` otherwise. Whether it pays is [`BulkPlan::pays`].
     fn new(rows: usize, dim: usize, precision: Precision, facts: DeviceFacts) -> Option<Self> {
         let es = precision.size_bytes();
@@ -173,7 +170,7 @@ impl BulkPlan {
         }
         let row_vectors = dim / vec;
         let lane_vectors = row_vectors.div_ceil(32);
-        if lane_vectors > BULK_MAX_LANE_VECTORS {
+        if lane_vectors * vec > BULK_MAX_LANE_ELEMS {
             return None;
         }
         let rows_per_chunk = (BULK_CHUNK_BYTES / (dim * es)).clamp(1, rows);
@@ -213,12 +210,6 @@ impl BulkPlan {
             ("BLOCK", BULK_BLOCK),
             // common.cuh's grid helpers (unused here) name it.
             ("GRID", self.chunks),
-            (
-                "WB_SMEM",
-                usize::from(
-                    self.lane_vectors * 16 / precision.size_bytes() > BULK_REG_WB_LANE_ELEMS,
-                ),
-            ),
         ]
     }
 }
