@@ -59,6 +59,19 @@ pub fn check(
     instance.verify(tolerance)
 }
 
+/// The last line a GPU self-check example prints (`RESULT: OK`, or `RESULT: N FAILED`: the
+/// device scripts grep for it) and the exit status that goes with it.
+pub fn check_result(failures: usize) -> (String, std::process::ExitCode) {
+    if failures == 0 {
+        ("RESULT: OK".to_string(), std::process::ExitCode::SUCCESS)
+    } else {
+        (
+            format!("RESULT: {failures} FAILED"),
+            std::process::ExitCode::FAILURE,
+        )
+    }
+}
+
 /// A readable parameter list for messages: `batch=2 seq=3 dim=7` (the overrides only).
 pub fn describe(overrides: &[(&str, ParamValue)]) -> String {
     overrides
@@ -101,5 +114,20 @@ pub fn assert_cpu_checks(
             "poison not caught: {id} {precision} {}: {acc:?}",
             describe(overrides)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_result;
+
+    #[test]
+    fn the_result_line_counts_failures_and_sets_the_exit_status() {
+        let (ok, ok_code) = check_result(0);
+        assert_eq!(ok, "RESULT: OK");
+        assert_eq!(ok_code, std::process::ExitCode::SUCCESS);
+        let (failed, failed_code) = check_result(3);
+        assert_eq!(failed, "RESULT: 3 FAILED");
+        assert_eq!(failed_code, std::process::ExitCode::FAILURE);
     }
 }

@@ -440,11 +440,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    if failures == 0 {
-        println!("RESULT: OK");
-        ExitCode::SUCCESS
-    } else {
-        println!("RESULT: {failures} FAILED");
-        ExitCode::from(1)
-    }
+    let (line, code) = apex_plugin_api::harness::check_result(failures);
+    println!("{line}");
+    code
 }

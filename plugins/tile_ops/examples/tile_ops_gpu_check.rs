@@ -88,19 +88,9 @@ fn main() -> ExitCode {
     if bench {
         failures += run_bench(&ctx, &stream, handles);
     }
-    println!(
-        "{}",
-        if failures == 0 {
-            "RESULT: OK".to_string()
-        } else {
-            format!("RESULT: {failures} FAILED")
-        }
-    );
-    if failures == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let (line, code) = apex_plugin_api::harness::check_result(failures);
+    println!("{line}");
+    code
 }
 
 /// A label, the kernel, and its parameter overrides.

@@ -89,19 +89,9 @@ fn main() -> ExitCode {
     if bench {
         failures += run_bench(&ctx, &stream, handles, &profiles);
     }
-    println!(
-        "{}",
-        if failures == 0 {
-            "RESULT: OK".to_string()
-        } else {
-            format!("RESULT: {failures} FAILED")
-        }
-    );
-    if failures == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let (line, code) = apex_plugin_api::harness::check_result(failures);
+    println!("{line}");
+    code
 }
 
 /// Prints one line per checked case and a summary; returns the failures.

@@ -135,19 +135,9 @@ fn checked_main() -> ExitCode {
     if bench {
         failures += bench::run(&ctx, &stream, handles, only.as_deref());
     }
-    println!(
-        "{}",
-        if failures == 0 {
-            "RESULT: OK".to_string()
-        } else {
-            format!("RESULT: {failures} FAILED")
-        }
-    );
-    if failures == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let (line, code) = apex_plugin_api::harness::check_result(failures);
+    println!("{line}");
+    code
 }
 
 /// Without a GPU: plans every check case and bench profile and compiles each distinct CUDA

@@ -3,7 +3,7 @@
 // fastest copy of the same bytes moves it (benches/probes/same_size_bounds.cu, H100: 16 MiB a
 // direction in 12.0-12.3 us through shared memory against 12.6 for the best register copy).
 // Expects ROWS COLS VEC CV (16-byte vectors a row) KV (vectors a lane, CV <= 32 KV) RC (rows a
-// chunk) CHUNKS STAGES BLOCK, and bulk.cuh.
+// chunk) CHUNKS STAGES BLOCK MIN_BLOCKS (blocks a SM the registers must allow), and bulk.cuh.
 //
 // The rows are cut into CHUNKS chunks of RC consecutive rows (the last may be shorter). Each
 // block takes chunks blockIdx.x, + gridDim.x, ...; thread 0 keeps STAGES of them landing in a
@@ -30,7 +30,7 @@ __device__ __forceinline__ void chunk_fill(const S* __restrict__ x, unsigned lon
     bulk_load(ring + stage * CHUNK_ELEMS, x + c * CHUNK_ELEMS, chunk_bytes(c), &bars[stage]);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, 2)
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 layer_norm_bulk(const S* __restrict__ x, const S* __restrict__ w, const S* __restrict__ b, S* __restrict__ y,
                 unsigned int* __restrict__ scratch, float eps) {
     (void)scratch;

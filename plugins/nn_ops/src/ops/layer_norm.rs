@@ -137,7 +137,8 @@ const BULK_STAGES: usize = 4;
 const BULK_MAX_LANE_ELEMS: usize = 32;
 /// Threads a block of [`tuning::Schedule::Bulk`].
 const BULK_BLOCK: usize = 256;
-/// Blocks a SM of [`tuning::Schedule::Bulk`] (its launch bounds: 128 registers a thread).
+/// Blocks a SM of [`tuning::Schedule::Bulk`] (`MIN_BLOCKS` of its launch bounds: 128 registers
+/// a thread).
 const BULK_BLOCKS_PER_SM: usize = 2;
 /// Chunks a resident block must get at least for [`tuning::Schedule::Bulk`]: its ring fills
 /// and drains once per call, which fewer chunks do not pay for (see `tuning::Schedule::for_row`).
@@ -146,12 +147,11 @@ const BULK_MIN_CHUNKS_PER_BLOCK: usize = 3;
 const BULK_MIN_ROW_BYTES: usize = 2048;
 
 /// The chunks of [`tuning::Schedule::Bulk`]: `rows_per_chunk` consecutive rows each (the last
-/// chunk may hold fewer), `stages` of them in a block's shared memory at once.
+/// chunk may hold fewer), [`BULK_STAGES`] of them in a block's shared memory at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct BulkPlan {
     rows_per_chunk: usize,
     chunks: usize,
-    stages: usize,
     /// 16-byte vectors a row, and a lane's share of them (`ceil(vectors / 32)`).
     row_vectors: usize,
     lane_vectors: usize,
@@ -177,7 +177,6 @@ impl BulkPlan {
         let plan = Self {
             rows_per_chunk,
             chunks: rows.div_ceil(rows_per_chunk),
-            stages: BULK_STAGES,
             row_vectors,
             lane_vectors,
             chunk_bytes: rows_per_chunk * dim * es,
@@ -194,7 +193,7 @@ impl BulkPlan {
 
     /// Dynamic shared memory, bytes.
     fn smem_bytes(self) -> usize {
-        self.stages * self.chunk_bytes
+        BULK_STAGES * self.chunk_bytes
     }
 
     fn defines(self, rows: usize, dim: usize, precision: Precision) -> Vec<(&'static str, usize)> {
@@ -206,8 +205,9 @@ impl BulkPlan {
             ("KV", self.lane_vectors),
             ("RC", self.rows_per_chunk),
             ("CHUNKS", self.chunks),
-            ("STAGES", self.stages),
+            ("STAGES", BULK_STAGES),
             ("BLOCK", BULK_BLOCK),
+            ("MIN_BLOCKS", BULK_BLOCKS_PER_SM),
             // common.cuh's grid helpers (unused here) name it.
             ("GRID", self.chunks),
         ]
