@@ -4,7 +4,8 @@
 //     copy line; it matches our float4 copy kernel at the same size, session 11);
 //   MSE bf16 8192 x 4096: two 64 MiB inputs read a call (92 % of the 1 GiB read line).
 //
-//   nvcc -O3 -arch=sm_90 -o same_size_bounds benches/probes/same_size_bounds.cu && ./same_size_bounds
+//   nvcc -O3 -arch=sm_90 -o same_size_bounds benches/probes/same_size_bounds.cu && ./same_size_bounds [mse]
+//   (mse: the 1 GiB lines and the MSE section only)
 //
 // Every candidate is timed the way apex-host's batch mode times a kernel: DRAM-cold buffer sets
 // (together at least 3 x L2, used round-robin), G calls captured in one CUDA graph, the graph
@@ -28,6 +29,17 @@
 //                     only), extra collector (one more block, with no share, collects), warp0
 //                     polls all (block 0's first warp alone polls every slot each round, warp
 //                     reduction), block0 sleeps (block 0 as nn_ops, 100 ns between polls)
+//   read2 U/B hH, mse U/B hH block0
+//                     read2 and mse block0 with cache hints on the 16-byte loads (ldh<H>: 1 nc,
+//                     2 nc + L2 256-byte prefetch, 3 as 2 + L1 no_allocate, 4 as 3 with an L2
+//                     evict_first policy, 5 nc + L2 128-byte prefetch). Fifteenth session, call
+//                     2: h1-h3 took MSE from 46.2 to 45.1-45.3 us; not the hints themselves
+//                     (plain loads are ld.global.nc already) but the loads' order in the SASS:
+//                     at 32 registers ptxas issues a step's loads in halves
+//   mse bulk SxCH     MSE by TMA bulk loads: each block streams its balanced contiguous share of
+//                     both inputs through S shared-memory stages of CH bytes an input, sums out
+//                     of shared memory, block 0 collects (or publish only). Fifteenth session,
+//                     call 1: 50.5-55.9 us, slower than every register kernel
 //   ln tma SxCH       LayerNorm bf16 8192 x 1024 (gamma, beta) on the TMA copy's pipeline: chunks
 //                     of rows land in S buffers by bulk copies, warps normalise rows in place,
 //                     one thread bulk-stores the chunk (checked against the host on every 37th
@@ -86,8 +98,28 @@ __device__ __forceinline__ float sq_diff(uint4 a, uint4 b) {
     return acc;
 }
 
+// A 16-byte load with cache hints. H: 0 plain; 1 ld.global.nc; 2 nc, L2 256-byte prefetch;
+// 3 nc, L1 no_allocate, L2 256-byte prefetch; 4 as 3 with an L2 evict_first policy; 5 nc, L2 128-byte prefetch.
+template <int H>
+__device__ __forceinline__ uint4 ldh(const uint4* p) {
+    uint4 r;
+    if (H == 0) return *p;
+    if (H == 1) asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    if (H == 2) asm volatile("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    if (H == 3) asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    if (H == 4) {
+        unsigned long long pol;
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+        asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                     : "l"(p), "l"(pol));
+    }
+    if (H == 5) asm volatile("ld.global.nc.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    return r;
+}
+
 // Two inputs of n vectors (TWO) or one of 2n (one stream), each block's float partial to out.
-template <int U, bool TWO>
+template <int U, bool TWO, int H = 0>
 __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const uint4* __restrict__ b,
                                               float* __restrict__ out, long long n) {
     pdl_start();
@@ -100,10 +132,10 @@ __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const
             const long long i = s + (long long)u * 256;
             const bool ok = i < total;
             if (TWO) {
-                x[u] = ok ? a[i] : make_uint4(0, 0, 0, 0);
-                y[u] = ok ? b[i] : make_uint4(0, 0, 0, 0);
+                x[u] = ok ? ldh<H>(a + i) : make_uint4(0, 0, 0, 0);
+                y[u] = ok ? ldh<H>(b + i) : make_uint4(0, 0, 0, 0);
             } else {
-                x[u] = ok ? a[i] : make_uint4(0, 0, 0, 0);
+                x[u] = ok ? ldh<H>(a + i) : make_uint4(0, 0, 0, 0);
                 y[u] = make_uint4(0, 0, 0, 0);
             }
         }
@@ -124,7 +156,7 @@ __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const
 // MSE's grid reduction on top of read2: COLLECT 1: every block publishes its partial in a
 // 64-bit slot with a landed bit and block 0 collects them after its own share (nn_ops'
 // partial_publish / partial_collect); 2: the last block to finish (a counter) collects.
-template <int U, int COLLECT>
+template <int U, int COLLECT, int H = 0>
 __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const uint4* __restrict__ b,
                                              float* __restrict__ loss, unsigned long long* __restrict__ slots,
                                              unsigned int* __restrict__ counter, long long n) {
@@ -138,8 +170,8 @@ __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const 
         for (int u = 0; u < U; ++u) {
             const long long i = s + (long long)u * 256;
             const bool ok = i < n;
-            x[u] = ok ? a[i] : make_uint4(0, 0, 0, 0);
-            y[u] = ok ? b[i] : make_uint4(0, 0, 0, 0);
+            x[u] = ok ? ldh<H>(a + i) : make_uint4(0, 0, 0, 0);
+            y[u] = ok ? ldh<H>(b + i) : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) acc += sq_diff(x[u], y[u]);
@@ -372,6 +404,90 @@ __global__ void __launch_bounds__(256) k_ln_tma(const char* __restrict__ x, char
     if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
+// ---- MSE by TMA bulk loads: block i owns the vectors [n i / grid, n (i + 1) / grid) of both
+// inputs (balanced to 16 bytes) and streams them in chunks of CH bytes a input through S
+// shared-memory stages (one bulk copy of each input a stage, one mbarrier phase); the block's
+// threads sum the squared differences out of shared memory; then MSE's grid reduction as
+// k_mse (COLLECT 0: publish only; 1: block 0 collects).
+template <int S, int CH, int COLLECT>
+__global__ void __launch_bounds__(256) k_mse_bulk(const char* __restrict__ a, const char* __restrict__ b,
+                                                  float* __restrict__ loss, unsigned long long* __restrict__ slots,
+                                                  long long n) {
+    pdl_start();
+    extern __shared__ __align__(128) char buf[];
+    __shared__ __align__(8) unsigned long long bar[S];
+    __shared__ float red[8];
+    __shared__ double dred[8];
+    const long long lo = n * blockIdx.x / gridDim.x, hi = n * (blockIdx.x + 1) / gridDim.x;
+    const long long bytes = (hi - lo) * 16, nch = (bytes + CH - 1) / CH;
+    const char* pa = a + lo * 16;
+    const char* pb = b + lo * 16;
+    auto issue = [&](long long c) {
+        const int s = (int)(c % S);
+        const unsigned int len = (unsigned int)min((long long)CH, bytes - c * CH);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(&bar[s])), "r"(2 * len) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         sa(buf + s * 2 * CH)),
+                     "l"(pa + c * CH), "r"(len), "r"(sa(&bar[s]))
+                     : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         sa(buf + s * 2 * CH + CH)),
+                     "l"(pb + c * CH), "r"(len), "r"(sa(&bar[s]))
+                     : "memory");
+    };
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&bar[s])) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#pragma unroll 1
+        for (long long c = 0; c < S && c < nch; ++c) issue(c);
+    }
+    __syncthreads();
+    float acc = 0.0f;
+#pragma unroll 1
+    for (long long c = 0; c < nch; ++c) {
+        const int s = (int)(c % S);
+        bar_wait(&bar[s], (unsigned int)((c / S) & 1));
+        const int nv = (int)(min((long long)CH, bytes - c * CH) / 16);
+        const uint4* va = reinterpret_cast<const uint4*>(buf + s * 2 * CH);
+        const uint4* vb = reinterpret_cast<const uint4*>(buf + s * 2 * CH + CH);
+        if (nv == CH / 16) {
+#pragma unroll
+            for (int k = 0; k < CH / 16 / 256; ++k) acc += sq_diff(va[threadIdx.x + 256 * k], vb[threadIdx.x + 256 * k]);
+        } else {
+            for (int v = threadIdx.x; v < nv; v += 256) acc += sq_diff(va[v], vb[v]);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0 && c + S < nch) issue(c + S);
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.0f;
+        for (int w = 0; w < 8; ++w) t += red[w];
+        const unsigned long long word = (1ull << 63) | __float_as_uint(t);
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slots + blockIdx.x), "l"(word) : "memory");
+    }
+    if (COLLECT == 0 || blockIdx.x != 0) return;
+    double sum = 0.0;
+    for (unsigned int i = threadIdx.x; i < gridDim.x; i += 256) {
+        unsigned long long w;
+        do {
+            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
+        } while ((w >> 63) == 0ull);
+        slots[i] = 0ull;
+        sum += (double)__uint_as_float((unsigned int)w);
+    }
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0.0;
+        for (int w = 0; w < 8; ++w) t += dred[w];
+        loss[0] = (float)(t / (double)(8 * n));
+    }
+}
+
 __global__ void k_count_diff(const uint4* a, const uint4* b, long long n, unsigned long long* bad) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         const uint4 x = a[i], y = b[i];
@@ -502,22 +618,23 @@ static void tma_copy(const char* sec, Sets& st, size_t bytes, int sets, int G) {
     report(sec, name, med, mn, 2.0 * bytes);
 }
 
-template <int U, bool TWO>
+template <int U, bool TWO, int H = 0>
 static void read_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, int G, int bps, float* out) {
     const long long n = bytes_each / 16;
     const int grid = bps * g_sms;
     auto enq = [&](cudaStream_t s, int i) {
         cudaLaunchConfig_t c = config(dim3(grid), dim3(256), 0, s, true);
         // TWO: the set's "in" and "out" buffers are the two inputs; one stream: "in" of 2n.
-        CHECK(cudaLaunchKernelEx(&c, k_read<U, TWO>, (const uint4*)st.in[i], (const uint4*)st.out[i], out, n));
+        CHECK(cudaLaunchKernelEx(&c, k_read<U, TWO, H>, (const uint4*)st.in[i], (const uint4*)st.out[i], out, n));
     };
     char name[48];
-    std::snprintf(name, sizeof name, "%s %d/%d", TWO ? "read2" : "read1", U, bps);
+    std::snprintf(name, sizeof name, "%s %d/%d%s", TWO ? "read2" : "read1", U, bps, H ? " h" : "");
+    if (H) std::snprintf(name + std::strlen(name), sizeof name - std::strlen(name), "%d", H);
     float mn, med = time_calls(G, sets, enq, &mn);
     report(sec, name, med, mn, 2.0 * bytes_each);
 }
 
-template <int U, int COLLECT>
+template <int U, int COLLECT, int H = 0>
 static void mse_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, int G, int bps, float* out) {
     const long long n = bytes_each / 16;
     const int grid = bps * g_sms + (COLLECT == 4 ? 1 : 0);
@@ -529,17 +646,63 @@ static void mse_kernel(const char* sec, Sets& st, size_t bytes_each, int sets, i
     CHECK(cudaMemset(counter, 0, 4));
     auto enq = [&](cudaStream_t s, int i) {
         cudaLaunchConfig_t c = config(dim3(grid), dim3(256), 0, s, true);
-        CHECK(cudaLaunchKernelEx(&c, k_mse<U, COLLECT>, (const uint4*)st.in[i], (const uint4*)st.out[i], out,
+        CHECK(cudaLaunchKernelEx(&c, k_mse<U, COLLECT, H>, (const uint4*)st.in[i], (const uint4*)st.out[i], out,
                                  slots, counter, n));
     };
     char name[48];
-    std::snprintf(name, sizeof name, "mse %d/%d %s", U, bps, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : COLLECT == 2 ? "last" : COLLECT == 3 ? "block0 nowait" : COLLECT == 4 ? "extra collector" : COLLECT == 5 ? "warp0 polls all" : "block0 sleeps");
+    std::snprintf(name, sizeof name, H ? "mse %d/%d h%d %s" : "mse %d/%d%.0d %s", U, bps, H, COLLECT == 0 ? "publish" : COLLECT == 1 ? "block0" : COLLECT == 2 ? "last" : COLLECT == 3 ? "block0 nowait" : COLLECT == 4 ? "extra collector" : COLLECT == 5 ? "warp0 polls all" : "block0 sleeps");
     float mn, med = time_calls(G, sets, enq, &mn);
     report(sec, name, med, mn, 2.0 * bytes_each);
     CHECK(cudaFree(slots));
     CHECK(cudaFree(counter));
 }
 
+
+// MSE by bulk loads; checks its loss against k_mse<4, 1>'s on set 0 once.
+template <int S, int CH, int COLLECT>
+static void mse_bulk(const char* sec, Sets& st, size_t bytes_each, int sets, int G, float* out) {
+    const long long n = bytes_each / 16;
+    const size_t smem = (size_t)S * 2 * CH;
+    CHECK(cudaFuncSetAttribute(k_mse_bulk<S, CH, COLLECT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int bps = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, k_mse_bulk<S, CH, COLLECT>, 256, smem));
+    const int grid = bps * g_sms;
+    unsigned long long* slots;
+    unsigned int* counter;
+    CHECK(cudaMalloc(&slots, 8 * grid));
+    CHECK(cudaMemset(slots, 0, 8 * grid));
+    CHECK(cudaMalloc(&counter, 4));
+    CHECK(cudaMemset(counter, 0, 4));
+    auto enq = [&](cudaStream_t s, int i) {
+        cudaLaunchConfig_t c = config(dim3(grid), dim3(256), smem, s, true);
+        CHECK(cudaLaunchKernelEx(&c, k_mse_bulk<S, CH, COLLECT>, (const char*)st.in[i], (const char*)st.out[i], out,
+                                 slots, n));
+    };
+    char name[48];
+    std::snprintf(name, sizeof name, "mse bulk %dx%dK %s (%d/SM)", S, CH >> 10, COLLECT ? "block0" : "publish", bps);
+    if (COLLECT) {
+        float want = 0.0f, got = 0.0f;
+        auto reg = [&](cudaStream_t s, int i) {
+            cudaLaunchConfig_t c = config(dim3(4 * g_sms), dim3(256), 0, s, true);
+            CHECK(cudaLaunchKernelEx(&c, k_mse<4, 1>, (const uint4*)st.in[i], (const uint4*)st.out[i], out, slots,
+                                     counter, n));
+        };
+        CHECK(cudaMemset(slots, 0, 8 * grid));
+        reg(0, 0);
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaMemcpy(&want, out, 4, cudaMemcpyDeviceToHost));
+        CHECK(cudaMemset(out, 0, 4));
+        enq(0, 0);
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaMemcpy(&got, out, 4, cudaMemcpyDeviceToHost));
+        std::printf("       %s: loss %.9g, register kernel %.9g%s\n", name, got, want,
+                    std::fabs(got - want) <= 1e-3f * std::fabs(want) ? "" : "  FAIL");
+    }
+    float mn, med = time_calls(G, sets, enq, &mn);
+    report(sec, name, med, mn, 2.0 * bytes_each);
+    CHECK(cudaFree(slots));
+    CHECK(cudaFree(counter));
+}
 
 static unsigned short to_bf16(float f) {
     unsigned int u;
@@ -618,7 +781,9 @@ static int sets_for(size_t bytes_per_set, int l2) {
     return (int)std::max<size_t>(2, (3 * (size_t)l2 + bytes_per_set - 1) / bytes_per_set);
 }
 
-int main() {
+int main(int argc, char** argv) {
+    // `same_size_bounds mse`: the 1 GiB lines and the MSE section only.
+    const bool mse_only = argc > 1 && !std::strcmp(argv[1], "mse");
     int l2 = 0;
     CHECK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
     CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
@@ -647,7 +812,7 @@ int main() {
         release(st);
     }
     // LayerNorm bf16 8192 x 1024's bytes.
-    {
+    if (!mse_only) {
         const size_t bytes = 16ull << 20;
         const int sets = sets_for(2 * bytes, l2), G = 200;
         Sets st = alloc(bytes, bytes, sets);
@@ -724,6 +889,34 @@ int main() {
             mse_kernel<4, 5>("read64", st, each, sets, G, 4, partials);
             mse_kernel<4, 6>("read64", st, each, sets, G, 4, partials);
         }
+        for (int r = 0; r < 2; ++r) {
+            read_kernel<4, true, 0>("read64", st, each, sets, G, 4, partials);
+            read_kernel<4, true, 1>("read64", st, each, sets, G, 4, partials);
+            read_kernel<4, true, 2>("read64", st, each, sets, G, 4, partials);
+            read_kernel<4, true, 3>("read64", st, each, sets, G, 4, partials);
+            read_kernel<4, true, 4>("read64", st, each, sets, G, 4, partials);
+            read_kernel<4, true, 5>("read64", st, each, sets, G, 4, partials);
+            read_kernel<8, true, 2>("read64", st, each, sets, G, 4, partials);
+            read_kernel<2, true, 2>("read64", st, each, sets, G, 8, partials);
+            mse_kernel<4, 1, 0>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 1, 1>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 1, 2>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 1, 3>("read64", st, each, sets, G, 4, partials);
+            mse_kernel<4, 1, 4>("read64", st, each, sets, G, 4, partials);
+        }
+        for (int r = 0; r < 2; ++r) {
+            mse_kernel<4, 1>("read64", st, each, sets, G, 4, partials);
+            mse_bulk<4, 8192, 0>("read64", st, each, sets, G, partials);
+            mse_bulk<4, 8192, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<6, 8192, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<3, 16384, 0>("read64", st, each, sets, G, partials);
+            mse_bulk<3, 16384, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<4, 16384, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<6, 16384, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<3, 32768, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<8, 4096, 1>("read64", st, each, sets, G, partials);
+            mse_bulk<12, 4096, 1>("read64", st, each, sets, G, partials);
+        }
         release(st);
         Sets one = alloc(2 * each, 16, sets);
         read_kernel<4, false>("read64", one, each, sets, G, 4, partials);
@@ -744,6 +937,7 @@ int main() {
         const Row* best = nullptr;
         for (auto& r : rows)
             if (!std::strcmp(r.section, sec) && (!best || r.med < best->med)) best = &r;
+        if (!best) continue;
         const double line = !std::strcmp(sec, "read64") ? read_gbps : copy_gbps;
         std::printf("%-6s best %-22s %9.3f us = %.1f %% of the line\n", sec, best->name, best->med,
                     100.0 * best->bytes / best->med / 1e3 / line);

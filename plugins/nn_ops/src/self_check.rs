@@ -11,6 +11,7 @@ use apex_plugin_api::{
 use crate::ops::{
     cross_entropy::tuning::{GradPlan, with_grad_plan},
     layer_norm::tuning::{Schedule, with_schedule},
+    mse_loss::tuning::{Launch as MseLaunch, with_launch},
 };
 use crate::{
     case::OpKernel,
@@ -131,6 +132,8 @@ pub enum Variant {
     Grad(GradPlan),
     /// A LayerNorm work schedule.
     LayerNorm(Schedule),
+    /// An MSE launch shape.
+    Mse(MseLaunch),
 }
 
 impl Variant {
@@ -140,6 +143,7 @@ impl Variant {
             Self::Default => f(),
             Self::Grad(plan) => with_grad_plan(plan, f),
             Self::LayerNorm(schedule) => with_schedule(schedule, f),
+            Self::Mse(launch) => with_launch(launch, f),
         }
     }
 
@@ -149,6 +153,7 @@ impl Variant {
             Self::Default => String::new(),
             Self::Grad(plan) => format!(" plan={plan}"),
             Self::LayerNorm(schedule) => format!(" schedule={}", schedule.name()),
+            Self::Mse(launch) => format!(" launch={}", launch.name()),
         }
     }
 }
@@ -156,7 +161,8 @@ impl Variant {
 /// Every case with the plans it runs under: cross-entropy with the gradient under its default
 /// plan and every other [`GradPlan`] (the shared-memory plan at each slice budget; a case whose
 /// rows the shared-memory plan does not take runs the reread plan under that name); LayerNorm
-/// under each of its schedules; the rest once.
+/// under each of its schedules; MSE with the mean reduction under its default launch and each
+/// launch shape the bench compares (`mse_loss::tuning::Launch::SWEEP`); the rest once.
 fn with_variants(
     cases: Vec<(Box<dyn Kernel>, Overrides)>,
 ) -> Vec<(Box<dyn Kernel>, Overrides, Variant)> {
@@ -187,6 +193,19 @@ fn with_variants(
                 ));
             }
             continue;
+        }
+        let mean_mse = kernel.descriptor().id.as_str() == "nn_ops.mse_loss"
+            && !overrides
+                .iter()
+                .any(|(k, v)| *k == "reduction" && *v == ParamValue::Str("sum".into()));
+        if mean_mse {
+            for launch in MseLaunch::SWEEP {
+                out.push((
+                    Box::new(OpKernel::<MseLoss>::default()) as Box<dyn Kernel>,
+                    overrides.clone(),
+                    Variant::Mse(launch),
+                ));
+            }
         }
         out.push((kernel, overrides, Variant::Default));
     }

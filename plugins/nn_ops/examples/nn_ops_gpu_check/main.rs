@@ -22,8 +22,9 @@
 //!     (--only: the check cases whose "kernel params" and the bench profiles whose
 //!     "name precision params" contain TEXT; --launch plain: without programmatic dependent
 //!     launch, which every case uses by default, as in apex-host)
-//! ./target/release/examples/nn_ops_gpu_check --dry-run [--hashes]
-//!     (no GPU: plans and compiles every case; --hashes prints a hash of each program's PTX)
+//! ./target/release/examples/nn_ops_gpu_check --dry-run [--hashes] [--ptx-dir DIR]
+//!     (no GPU: plans and compiles every case; --hashes prints a hash of each program's PTX;
+//!     --ptx-dir writes each program's PTX to DIR, named by its label, for ptxas and nvdisasm)
 //! ```
 //!
 //! This file: the arguments, the check and the dry run; `profiles.rs`: what the bench times;
@@ -212,15 +213,31 @@ fn dry_run() -> ExitCode {
     // `--hashes`: a hash of each program's PTX, so a refactor of the CUDA sources can show that
     // it changes no instruction (compare the lists before and after).
     let hashes = std::env::args().any(|a| a == "--hashes");
+    let ptx_dir = std::env::args()
+        .skip_while(|a| a != "--ptx-dir")
+        .nth(1)
+        .map(std::path::PathBuf::from);
     for (label, source) in &sources {
         match compile_ptx("nn_ops", source, "sm_90") {
-            Ok(ptx) if hashes => {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                ptx.to_src().hash(&mut h);
-                println!("ptx {:016x} {label}", h.finish());
+            Ok(ptx) => {
+                if hashes {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    ptx.to_src().hash(&mut h);
+                    println!("ptx {:016x} {label}", h.finish());
+                }
+                if let Some(dir) = &ptx_dir {
+                    let name: String = label
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    let path = dir.join(format!("{name}.ptx"));
+                    if let Err(e) = std::fs::write(&path, ptx.to_src()) {
+                        eprintln!("dry run: --ptx-dir: cannot write {}: {e}", path.display());
+                        return ExitCode::FAILURE;
+                    }
+                }
             }
-            Ok(_) => {}
             Err(e) => {
                 eprintln!("dry run: {label}: {e}");
                 return ExitCode::FAILURE;

@@ -1,12 +1,13 @@
 //! The bench's profiles: the LLM-sized grid (LayerNorm under every schedule, the activations,
-//! MSE, cross-entropy under every gradient plan) and the seed's 2 M-element shape.
+//! cross-entropy under every gradient plan), the seed's 2 M-element shape, and MSE under every
+//! launch shape it compares.
 
 use apex_plugin_api::{Kernel, ParamValue, Precision};
 use apex_plugin_nn_ops::{
     case::OpKernel,
     ops::{
         CrossEntropy, Gelu, LayerNorm, MseLoss, Swish, cross_entropy::tuning::GradPlan,
-        layer_norm::tuning::Schedule,
+        layer_norm::tuning::Schedule, mse_loss::tuning::Launch as MseLaunch,
     },
     self_check::Variant,
 };
@@ -68,13 +69,6 @@ pub fn profiles() -> Vec<Profile> {
                 precision,
                 Variant::Default,
             ));
-            out.push((
-                "mse_loss",
-                Box::new(OpKernel::<MseLoss>::default()),
-                bsd(1, 8192, dim),
-                precision,
-                Variant::Default,
-            ));
         }
         for vocab in [32_768, 131_072, 262_144] {
             // The forward, then the forward + gradient under the default plan and, for
@@ -129,13 +123,6 @@ pub fn profiles() -> Vec<Profile> {
             Variant::Default,
         ));
         out.push((
-            "mse_loss",
-            Box::new(OpKernel::<MseLoss>::default()),
-            bsd(16, 256, 512),
-            precision,
-            Variant::Default,
-        ));
-        out.push((
             "cross_entropy",
             Box::new(OpKernel::<CrossEntropy>::default()),
             vec![
@@ -145,6 +132,29 @@ pub fn profiles() -> Vec<Profile> {
             precision,
             Variant::Default,
         ));
+    }
+    // MSE at every type over the large grid's rows, the seed's shape and a tiny one, under its
+    // default launch and each launch shape of `mse_loss::tuning::Launch::SWEEP`.
+    for precision in [Precision::Bf16, Precision::Fp16, Precision::Fp32] {
+        for (b, s, d) in [
+            (1, 8192, 1024),
+            (1, 8192, 4096),
+            (1, 8192, 8192),
+            (16, 256, 512),
+            (128, 256, 8),
+        ] {
+            let variants =
+                std::iter::once(Variant::Default).chain(MseLaunch::SWEEP.map(Variant::Mse));
+            for variant in variants {
+                out.push((
+                    "mse_loss",
+                    Box::new(OpKernel::<MseLoss>::default()),
+                    bsd(b, s, d),
+                    precision,
+                    variant,
+                ));
+            }
+        }
     }
     out
 }

@@ -3,11 +3,22 @@
 // thread), each block publishes its fp32 partial in its slot (partial_publish, common.cuh), and
 // block 0, after its own share, collects the GRID partials in a fixed order in f64 and writes
 // the loss. Deterministic: the same inputs give the same bits on the same device.
-// Expects the FlatPlan defines (N VEC NVEC TAIL UNROLL BLOCK GRID) and MEAN (0: sum, 1: mean).
+// Expects the FlatPlan defines (N VEC NVEC TAIL UNROLL BLOCK GRID), MEAN (0: sum, 1: mean) and
+// MIN_BLOCKS (the grid's blocks per SM, or 0). MIN_BLOCKS in the launch bounds lets ptxas keep
+// all 2 x UNROLL loads of a step in flight: without it ptxas aims at 2,048 threads an SM (32
+// registers) and issues the second half of a step's loads only once the first half has landed
+// and been used (it reuses their registers). The default launch (ops/mse_loss.rs,
+// `tuning::Launch::DEFAULT`) is bounded.
 //
 // Scratch: GRID 64-bit partial slots from word W_ARRAYS.
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+#if MIN_BLOCKS > 0
+#define MSE_LAUNCH_BOUNDS __launch_bounds__(BLOCK, MIN_BLOCKS)
+#else
+#define MSE_LAUNCH_BOUNDS __launch_bounds__(BLOCK)
+#endif
+
+extern "C" __global__ void MSE_LAUNCH_BOUNDS
 mse_loss(const S* __restrict__ a, const S* __restrict__ b, float* __restrict__ loss,
          unsigned int* __restrict__ scratch) {
     dependent_launch_start();

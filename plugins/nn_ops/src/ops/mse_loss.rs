@@ -23,10 +23,89 @@ use crate::{
 
 const SOURCE: &str = include_str!("../cuda/mse_loss.cu");
 
-/// Vectors of each input a CUDA thread loads per step.
-const UNROLL: usize = 4;
-/// Blocks of 256 threads per SM in the CUDA grid (the grid strides; one partial per block).
-const BLOCKS_PER_SM: usize = 4;
+/// How the MSE kernel's grid is shaped. Per thread, for the GPU bench's comparison
+/// (`nn_ops_gpu_check`): a case set up inside [`tuning::with_launch`] uses it; the plugin itself
+/// never sets it.
+pub mod tuning {
+    use std::cell::Cell;
+
+    /// One launch shape of the grid-striding kernel.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Launch {
+        /// Vectors of each input a thread loads per step.
+        pub unroll: usize,
+        /// Blocks of 256 threads per SM in the grid (one partial each).
+        pub blocks_per_sm: usize,
+        /// Whether `blocks_per_sm` reaches the kernel's launch bounds (`MIN_BLOCKS`). With it,
+        /// ptxas may spend `65,536 / (256 blocks_per_sm)` registers a thread; without it, it
+        /// aims at 2,048 threads an SM (32 registers) and issues a step's loads in halves.
+        pub bounded: bool,
+    }
+
+    impl Launch {
+        /// The launch a case gets unless [`with_launch`] says otherwise: four vectors of each
+        /// input a step, two blocks a SM, bounded (all eight loads in flight, 64 KiB a SM). The
+        /// fastest of [`Launch::SWEEP`] at every type and every large shape, DRAM-cold on an
+        /// H100 (2026-11-26, fifteenth session, call 4, `nn_ops_gpu_check --bench-only --only
+        /// mse_loss`, twice), in µs against the earlier default (four a step, four blocks a SM,
+        /// unbounded: ptxas issued a 16-bit step's loads in halves at 32 registers):
+        /// - 8192 x 4096: bf16 44.97 against 46.20, fp16 45.03 against 46.07, fp32 87.05
+        ///   against 87.96;
+        /// - 8192 x 8192: bf16 87.35 against 89.30, fp32 172.2 against 173.6;
+        /// - 8192 x 1024: bf16 13.07 against 13.71, fp32 23.78 against 24.14;
+        /// - the seed's 16 x 256 x 512: bf16 5.07 against 5.34, fp32 7.59 against 8.00.
+        ///
+        /// Bounding four blocks a SM instead (64 registers) lost 10 % at fp16 and fp32 (fp32
+        /// 8192 x 4096: 97.1), three (85 registers) 12-20 %; only the tiny 128 x 256 x 8 went
+        /// faster with two vectors a step and four blocks (1.80 against 1.94 µs at bf16).
+        pub const DEFAULT: Self = Self::new(4, 2, true);
+
+        /// The shapes the GPU bench compares.
+        pub const SWEEP: [Self; 10] = [
+            Self::new(4, 4, false),
+            Self::new(4, 4, true),
+            Self::new(2, 4, false),
+            Self::new(2, 4, true),
+            Self::new(2, 8, false),
+            Self::new(4, 2, true),
+            Self::new(4, 3, true),
+            Self::new(8, 2, true),
+            Self::new(8, 4, true),
+            Self::new(4, 8, false),
+        ];
+
+        const fn new(unroll: usize, blocks_per_sm: usize, bounded: bool) -> Self {
+            Self {
+                unroll,
+                blocks_per_sm,
+                bounded,
+            }
+        }
+
+        pub fn name(self) -> String {
+            format!(
+                "u{}x{}{}",
+                self.unroll,
+                self.blocks_per_sm,
+                if self.bounded { "b" } else { "" }
+            )
+        }
+    }
+
+    thread_local! {
+        static LAUNCH: Cell<Option<Launch>> = const { Cell::new(None) };
+    }
+
+    /// Runs `f` with `launch` for the MSE cases set up inside it on this thread.
+    pub fn with_launch<R>(launch: Launch, f: impl FnOnce() -> R) -> R {
+        apex_plugin_api::tuning::with_override(&LAUNCH, Some(launch), f)
+    }
+
+    /// The override in force, else [`Launch::DEFAULT`].
+    pub(super) fn launch() -> Launch {
+        LAUNCH.with(Cell::get).unwrap_or(Launch::DEFAULT)
+    }
+}
 /// Elements per CPU task (one f32 partial each, summed in f64 in task order).
 const TASK: usize = 1 << 15;
 
@@ -158,9 +237,23 @@ impl NnOp for MseLoss {
         precision: Precision,
         facts: DeviceFacts,
     ) -> Result<CudaProgram, PluginError> {
-        let plan = FlatPlan::new(self.n, precision, UNROLL, facts.sm_count * BLOCKS_PER_SM)?;
+        let launch = tuning::launch();
+        let plan = FlatPlan::new(
+            self.n,
+            precision,
+            launch.unroll,
+            facts.sm_count * launch.blocks_per_sm,
+        )?;
         let mut defines = plan.defines();
         defines.push(("MEAN", usize::from(self.mean)));
+        defines.push((
+            "MIN_BLOCKS",
+            if launch.bounded {
+                launch.blocks_per_sm
+            } else {
+                0
+            },
+        ));
         Ok(CudaProgram {
             name: "mse_loss",
             source: assemble(precision, &defines, SOURCE),
@@ -194,6 +287,36 @@ mod tests {
         harness::{assert_cpu_checks, bsd, params, request},
     };
     use apex_plugin_api::{Backend, Instance, ParamValue};
+
+    #[test]
+    fn the_launch_shape_sets_the_grid_and_the_launch_bounds() {
+        let op = MseLoss {
+            n: 8192 * 4096,
+            mean: true,
+        };
+        let facts = DeviceFacts::H100;
+        let default = op.cuda_program(Precision::Bf16, facts).unwrap();
+        assert_eq!(default.config.grid_dim.0 as usize, 2 * facts.sm_count);
+        assert!(default.source.contains("#define MIN_BLOCKS 2u"));
+        assert!(default.source.contains("#define UNROLL 4u"));
+        let unbounded = tuning::Launch {
+            unroll: 2,
+            blocks_per_sm: 8,
+            bounded: false,
+        };
+        let other =
+            tuning::with_launch(unbounded, || op.cuda_program(Precision::Fp32, facts)).unwrap();
+        assert_eq!(other.config.grid_dim.0 as usize, 8 * facts.sm_count);
+        assert!(other.source.contains("#define MIN_BLOCKS 0u"));
+        assert!(other.source.contains("#define UNROLL 2u"));
+        // The override ends with its closure.
+        assert!(
+            op.cuda_program(Precision::Fp32, facts)
+                .unwrap()
+                .source
+                .contains("#define MIN_BLOCKS 2u")
+        );
+    }
 
     #[test]
     fn mean_and_sum_match_the_reference_for_every_precision() {
