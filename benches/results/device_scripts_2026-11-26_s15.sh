@@ -170,3 +170,21 @@ PY
   grep -E "torch_compile" "$OUT/mse_new_summary.md" | awk -F'|' '{print $2, $3, $5, $6}' | head -40
   cat "$OUT/table.txt"
 }
+
+# Call 6 (issue 14): the seed's 2 M-element shapes in process, L2-hot (`--l2-hot`: one buffer
+# set) and DRAM-cold: every op at the default, MSE under every launch shape (two more small
+# ones), twice.
+call6() {
+  for r in 1 2; do
+    step hot_$r 200 $B/nn_ops_gpu_check --bench-only --l2-hot --only "seq=256 dim=512"
+    step hotce_$r 100 $B/nn_ops_gpu_check --bench-only --l2-hot --only "vocab=512"
+    step hottiny_$r 100 $B/nn_ops_gpu_check --bench-only --l2-hot --only "seq=256 dim=8"
+  done
+  step cold_1 200 $B/nn_ops_gpu_check --bench-only --only "seq=256 dim=512"
+  for f in hot_1 hot_2 hotce_1 hotce_2 hottiny_1 hottiny_2 cold_1; do
+    echo "-- $f"; grep -E "^(layer_norm|gelu|swish|mse_loss|cross_entropy)" "$OUT/$f.log" | awk '{$NF=""; print}'
+  done > "$OUT/seed_small.txt"
+  rm -f "$OUT"/hot*.log "$OUT"/cold_1.log
+  cat "$OUT/seed_small.txt"
+  cat "$OUT/table.txt"
+}

@@ -1,5 +1,6 @@
 //! The bench (`--bench`): each profile verified once at full size, then timed DRAM-cold like
-//! apex-host's batch mode, against a float4 copy kernel measured the same way.
+//! apex-host's batch mode (with `--l2-hot`, on one buffer set, like its hot batch), against a
+//! float4 copy kernel measured the same way.
 
 use std::sync::Arc;
 
@@ -154,6 +155,7 @@ pub fn run(
     stream: &Arc<CudaStream>,
     handles: CudaHandles,
     only: Option<&str>,
+    l2_hot: bool,
 ) -> usize {
     let arch: &'static str = Box::leak(
         format!(
@@ -180,8 +182,13 @@ pub fn run(
         }
     };
     println!(
-        "bench copy line (float4 kernel, 1 GiB, graph): {copy:.0} GB/s; L2 {:.0} MiB",
-        l2 / 1048576.0
+        "bench copy line (float4 kernel, 1 GiB, graph): {copy:.0} GB/s; L2 {:.0} MiB; {}",
+        l2 / 1048576.0,
+        if l2_hot {
+            "L2-hot: one buffer set"
+        } else {
+            "DRAM-cold: buffer sets over 3 x L2"
+        }
     );
     println!(
         "{:<20} {:<5} {:<36} {:>5} {:>10} {:>8} {:>6} {:>10}  verify",
@@ -203,7 +210,11 @@ pub fn run(
                 let acc = check(inst.as_mut(), 6, &tol, &sync)?;
                 let work = inst.work();
                 let bytes = (work.bytes_read + work.bytes_written) as f64;
-                let want = (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32;
+                let want = if l2_hot {
+                    1
+                } else {
+                    (3.0 * l2 / bytes).ceil().clamp(4.0, 16.0) as u32
+                };
                 let sets = inst.rotate(want)?;
                 let us = batch_us(ctx, stream, || inst.run())?;
                 let traffic = (work.bytes_read, work.bytes_written);

@@ -18,10 +18,11 @@
 //! ```text
 //! cargo build --release -p apex-plugin-nn-ops --example nn_ops_gpu_check
 //! ./target/release/examples/nn_ops_gpu_check [--bench] [--bench-only] [--only TEXT]
-//!     [--launch dependent|plain]
+//!     [--launch dependent|plain] [--l2-hot]
 //!     (--only: the check cases whose "kernel params" and the bench profiles whose
 //!     "name precision params" contain TEXT; --launch plain: without programmatic dependent
-//!     launch, which every case uses by default, as in apex-host)
+//!     launch, which every case uses by default, as in apex-host; --l2-hot: the bench times
+//!     every profile on one buffer set instead of DRAM-cold sets)
 //! ./target/release/examples/nn_ops_gpu_check --dry-run [--hashes] [--ptx-dir DIR]
 //!     (no GPU: plans and compiles every case; --hashes prints a hash of each program's PTX;
 //!     --ptx-dir writes each program's PTX to DIR, named by its label, for ptxas and nvdisasm)
@@ -134,7 +135,8 @@ fn checked_main() -> ExitCode {
         println!("checks: {} of {total} passed", total - failures);
     }
     if bench {
-        failures += bench::run(&ctx, &stream, handles, only.as_deref());
+        let l2_hot = std::env::args().any(|a| a == "--l2-hot");
+        failures += bench::run(&ctx, &stream, handles, only.as_deref(), l2_hot);
     }
     let (line, code) = apex_plugin_api::harness::check_result(failures);
     println!("{line}");

@@ -61,7 +61,9 @@ pub mod tuning {
         pub const DEFAULT: Self = Self::new(4, 2, true);
 
         /// The shapes the GPU bench compares.
-        pub const SWEEP: [Self; 10] = [
+        pub const SWEEP: [Self; 12] = [
+            Self::new(1, 8, false),
+            Self::new(2, 2, true),
             Self::new(4, 4, false),
             Self::new(4, 4, true),
             Self::new(2, 4, false),
