@@ -188,3 +188,30 @@ call6() {
   cat "$OUT/seed_small.txt"
   cat "$OUT/table.txt"
 }
+
+# Call 7 (issue 14): the whole CUDA suite of nn_ops (both grids) with the landed build (the
+# fourteenth session's call 6 / thirteenth's call 6 body).
+call7() {
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step nn_full 575 $HOST run --no-build --backends cuda --filter 'nn_ops.*' --output-dir /tmp/nn_full
+  tail -4 "$OUT/nn_full.log"
+  python3 - /tmp/nn_full/summary.json <<'PY' | tee "$OUT/nn_full_extract.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print('counts', s['counts'])
+print('time_accounting', json.dumps(s['time_accounting']))
+rows = []
+for k, c in s['benchmarks'].items():
+    t = c.get('throughput') or {}
+    if 'p50_ms' not in c: rows.append((k, '-', '-', '-', c['status'])); continue
+    rows.append((k, '%.2f' % (c['p50_ms'] * 1e3), '%.0f' % t.get('gbps', 0), '%.1f' % t.get('pct_of_copy_bandwidth', 0), c['status']))
+print('line_gbps', next((c['throughput'].get('line_gbps') for c in s['benchmarks'].values() if c.get('throughput')), None))
+for r in sorted(rows):
+    if 'rows=' in r[0] and 'vocab=' in r[0] and 'rows=4096' not in r[0]: continue
+    if 'seq=8192' in r[0] or 'rows=4096' in r[0] or 'batch=16,' in r[0] and 'seq=256' in r[0] and 'dim=512' in r[0]:
+        print(' '.join(r))
+PY
+  cp /tmp/nn_full/summary.md "$OUT/nn_full_summary.md"
+  gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
+  cat "$OUT/table.txt"
+}
