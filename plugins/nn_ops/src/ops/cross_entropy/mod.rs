@@ -226,10 +226,16 @@ impl NnOp for CrossEntropy {
                 .fold(f64::NEG_INFINITY, f64::max);
             m + row.iter().map(|e| (e.to_f64() - m).exp()).sum::<f64>().ln()
         };
+        // Each counted row's log-sum-exp once, for the loss and the gradient (NaN where the row
+        // is ignored: never read).
+        let lses: Vec<f64> = (0..self.rows)
+            .into_par_iter()
+            .map(|r| if is_class(tg[r], v) { lse(r) } else { f64::NAN })
+            .collect();
         let sum: f64 = (0..self.rows)
             .into_par_iter()
             .filter(|&r| is_class(tg[r], v))
-            .map(|r| lse(r) - x[r * v + tg[r] as usize].to_f64())
+            .map(|r| lses[r] - x[r * v + tg[r] as usize].to_f64())
             .sum();
         // 0 / 0 = NaN when every row is ignored, as PyTorch.
         let loss = compare_scalar(outputs.scalars[0], sum / n_counted as f64, tolerance);
@@ -240,7 +246,7 @@ impl NnOp for CrossEntropy {
         let grad = compare_rows(self.rows, v, tolerance, |r, out, reference| {
             let t = tg[r];
             let counted = is_class(t, v);
-            let l = if counted { lse(r) } else { 0.0 };
+            let l = if counted { lses[r] } else { 0.0 };
             for j in 0..v {
                 let want = if counted {
                     let p = (x[r * v + j].to_f64() - l).exp();
