@@ -215,3 +215,29 @@ PY
   gzip -c /tmp/nn_full/summary.json > "$OUT/nn_full_summary.json.gz"
   cat "$OUT/table.txt"
 }
+
+# Call 8 (issue 14): the final build. MSE's self-check under all twelve launch shapes, then
+# apex-host over every GELU and cross-entropy case (the GPU code unchanged since call 7; their f64
+# references now faster: the erfc without divisions, each row's log-sum-exp once): every case
+# must still pass, and the verify phase's share is set against call 7's.
+call8() {
+  step check_mse 300 $B/nn_ops_gpu_check --only mse_loss
+  echo "check mse_loss: $(grep -cE '^PASS' "$OUT/check_mse.log") pass, $(grep -cE '^FAIL' "$OUT/check_mse.log") fail" | tee -a "$OUT/table.txt"
+  rm -f "$OUT/check_mse.log"
+  cp .device/ab/nn_new.so .device/host/release/libapex_plugin_nn_ops.so
+  step gelu_ce 450 $HOST run --no-build --backends cuda --filter 'nn_ops.gelu/*' --filter 'nn_ops.cross_entropy/*' --output-dir /tmp/gelu_ce
+  tail -3 "$OUT/gelu_ce.log"
+  python3 - /tmp/gelu_ce/summary.json <<'PY' | tee "$OUT/gelu_ce_phases.txt"
+import json, sys, collections
+s = json.load(open(sys.argv[1]))
+print('counts', s['counts'])
+print('wall_s %.1f' % s['time_accounting']['wall_s'])
+agg = collections.defaultdict(collections.Counter)
+for k, c in s['benchmarks'].items():
+    for p, v in c['protocol']['phases_s'].items():
+        agg[k.split('/')[0]][p] += v
+for op, c in sorted(agg.items()):
+    print(op, ' '.join('%s %.1f' % (p, v) for p, v in sorted(c.items())))
+PY
+  cat "$OUT/table.txt"
+}
