@@ -55,9 +55,10 @@ pub mod tuning {
         /// - 8192 x 1024: bf16 13.07 against 13.71, fp32 23.78 against 24.14;
         /// - the seed's 16 x 256 x 512: bf16 5.07 against 5.34, fp32 7.59 against 8.00.
         ///
-        /// Bounding four blocks a SM instead (64 registers) lost 10 % at fp16 and fp32 (fp32
-        /// 8192 x 4096: 97.1), three (85 registers) 12-20 %; only the tiny 128 x 256 x 8 went
-        /// faster with two vectors a step and four blocks (1.80 against 1.94 µs at bf16).
+        /// Bounding four blocks a SM instead (a 64-register cap) lost 10 % at fp16 and fp32
+        /// (fp32 8192 x 4096: 97.0-97.1), three (an 85-register cap) 12-24 %; only the tiny 128
+        /// x 256 x 8 went faster with two vectors a step and four blocks (1.80 against 1.94 µs
+        /// at bf16).
         pub const DEFAULT: Self = Self::new(4, 2, true);
 
         /// The shapes the GPU bench compares (the default among them).
@@ -108,6 +109,7 @@ pub mod tuning {
         LAUNCH.with(Cell::get).unwrap_or(Launch::DEFAULT)
     }
 }
+
 /// Elements per CPU task (one f32 partial each, summed in f64 in task order).
 const TASK: usize = 1 << 15;
 
