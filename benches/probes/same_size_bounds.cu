@@ -153,6 +153,47 @@ __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const
     }
 }
 
+// The block's float partial `acc` (one per thread) summed and published in its 64-bit slot with
+// the landed bit (nn_ops' partial_publish). Every thread of the 256 calls it.
+__device__ __forceinline__ void publish_partial(float acc, unsigned long long* slots) {
+    __shared__ float red[8];
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.0f;
+        for (int w = 0; w < 8; ++w) s += red[w];
+        const unsigned long long word = (1ull << 63) | __float_as_uint(s);
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slots + blockIdx.x), "l"(word) : "memory");
+    }
+}
+
+// The collecting block: its threads poll slots i, i + 256, ... below nslots until each has
+// landed (POLL 0: wait; 1: read once, no wait; 2: wait, 100 ns between polls), return them to 0,
+// and sum them in f64; thread 0 writes the mean over the 8 n elements to loss.
+template <int POLL>
+__device__ __forceinline__ void collect_slots(unsigned long long* slots, unsigned int nslots, float* loss, long long n) {
+    __shared__ double dred[8];
+    double sum = 0.0;
+    for (unsigned int i = threadIdx.x; i < nslots; i += 256) {
+        unsigned long long w;
+        do {
+            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
+            if (POLL == 2 && (w >> 63) == 0ull) __nanosleep(100);
+        } while (POLL != 1 && (w >> 63) == 0ull);
+        slots[i] = 0ull;
+        sum += (double)__uint_as_float((unsigned int)w);
+    }
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0.0;
+        for (int w = 0; w < 8; ++w) t += dred[w];
+        loss[0] = (float)(t / (double)(8 * n));
+    }
+}
+
 // MSE's grid reduction on top of read2: COLLECT 1: every block publishes its partial in a
 // 64-bit slot with a landed bit and block 0 collects them after its own share (nn_ops'
 // partial_publish / partial_collect); 2: the last block to finish (a counter) collects.
@@ -176,21 +217,11 @@ __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const 
 #pragma unroll
         for (int u = 0; u < U; ++u) acc += sq_diff(x[u], y[u]);
     }
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    __shared__ float red[8];
-    __shared__ double dred[8];
     __shared__ unsigned int last;
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float s = 0.0f;
-        for (int w = 0; w < 8; ++w) s += red[w];
-        const unsigned long long word = (1ull << 63) | __float_as_uint(s);
-        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slots + blockIdx.x), "l"(word) : "memory");
-        if (COLLECT == 2) {
-            __threadfence();
-            last = atomicAdd(counter, 1u) == gridDim.x - 1;
-        }
+    publish_partial(acc, slots);
+    if (COLLECT == 2 && threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(counter, 1u) == gridDim.x - 1;
     }
     bool collects = COLLECT == 4 ? blockIdx.x == gridDim.x - 1 : blockIdx.x == 0;
     if (COLLECT == 2) {
@@ -227,26 +258,8 @@ __global__ void __launch_bounds__(256) k_mse(const uint4* __restrict__ a, const 
         if (threadIdx.x == 0) loss[0] = (float)(t / (double)(8 * n));
         return;
     }
-    double sum = 0.0;
-    const unsigned int nslots = COLLECT == 4 ? gridDim.x - 1 : gridDim.x;
-    for (unsigned int i = threadIdx.x; i < nslots; i += 256) {
-        unsigned long long w;
-        do {
-            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
-            if (COLLECT == 6 && (w >> 63) == 0ull) __nanosleep(100);
-        } while (COLLECT != 3 && (w >> 63) == 0ull);
-        slots[i] = 0ull;
-        sum += (double)__uint_as_float((unsigned int)w);
-    }
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = sum;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t = 0.0;
-        for (int w = 0; w < 8; ++w) t += dred[w];
-        loss[0] = (float)(t / (double)(8 * n));
-        if (COLLECT == 2) *counter = 0u;
-    }
+    collect_slots<COLLECT == 3 ? 1 : COLLECT == 6 ? 2 : 0>(slots, COLLECT == 4 ? gridDim.x - 1 : gridDim.x, loss, n);
+    if (COLLECT == 2 && threadIdx.x == 0) *counter = 0u;
 }
 
 // ---- TMA bulk copy: one thread a block (a warp launched), S buffers of CH bytes.
@@ -416,8 +429,6 @@ __global__ void __launch_bounds__(256) k_mse_bulk(const char* __restrict__ a, co
     pdl_start();
     extern __shared__ __align__(128) char buf[];
     __shared__ __align__(8) unsigned long long bar[S];
-    __shared__ float red[8];
-    __shared__ double dred[8];
     const long long lo = n * blockIdx.x / gridDim.x, hi = n * (blockIdx.x + 1) / gridDim.x;
     const long long bytes = (hi - lo) * 16, nch = (bytes + CH - 1) / CH;
     const char* pa = a + lo * 16;
@@ -459,33 +470,9 @@ __global__ void __launch_bounds__(256) k_mse_bulk(const char* __restrict__ a, co
         __syncthreads();
         if (threadIdx.x == 0 && c + S < nch) issue(c + S);
     }
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float t = 0.0f;
-        for (int w = 0; w < 8; ++w) t += red[w];
-        const unsigned long long word = (1ull << 63) | __float_as_uint(t);
-        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slots + blockIdx.x), "l"(word) : "memory");
-    }
+    publish_partial(acc, slots);
     if (COLLECT == 0 || blockIdx.x != 0) return;
-    double sum = 0.0;
-    for (unsigned int i = threadIdx.x; i < gridDim.x; i += 256) {
-        unsigned long long w;
-        do {
-            asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(slots + i) : "memory");
-        } while ((w >> 63) == 0ull);
-        slots[i] = 0ull;
-        sum += (double)__uint_as_float((unsigned int)w);
-    }
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = sum;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t = 0.0;
-        for (int w = 0; w < 8; ++w) t += dred[w];
-        loss[0] = (float)(t / (double)(8 * n));
-    }
+    collect_slots<0>(slots, gridDim.x, loss, n);
 }
 
 __global__ void k_count_diff(const uint4* a, const uint4* b, long long n, unsigned long long* bad) {

@@ -108,7 +108,7 @@ call3() {
   cat "$OUT/table.txt"
 }
 
-# Call 4 (issue 14): MSE under every launch shape of `mse_loss::tuning::Launch::SWEEP` (vectors a
+# Call 4 (issue 14): MSE under every launch shape of `mse_loss::tuning::Launch` (now `DEFAULT` and `OTHERS`; vectors a
 # step x blocks a SM, with or without MIN_BLOCKS in the launch bounds): the self-check of each,
 # then the in-process DRAM-cold bench of each at bf16, fp16 and fp32 over 8192 x {1024, 4096,
 # 8192}, the seed's 16 x 256 x 512 and 128 x 256 x 8, twice.

@@ -162,7 +162,7 @@ impl Variant {
 /// plan and every other [`GradPlan`] (the shared-memory plan at each slice budget; a case whose
 /// rows the shared-memory plan does not take runs the reread plan under that name); LayerNorm
 /// under each of its schedules; MSE with the mean reduction under its default launch and each
-/// other launch shape the bench compares (`mse_loss::tuning::Launch::SWEEP`); the rest once.
+/// other launch shape the bench compares (`mse_loss::tuning::Launch::OTHERS`); the rest once.
 fn with_variants(
     cases: Vec<(Box<dyn Kernel>, Overrides)>,
 ) -> Vec<(Box<dyn Kernel>, Overrides, Variant)> {
@@ -199,10 +199,7 @@ fn with_variants(
                 .iter()
                 .any(|(k, v)| *k == "reduction" && *v == ParamValue::Str("sum".into()));
         if mean_mse {
-            for launch in MseLaunch::SWEEP
-                .into_iter()
-                .filter(|&l| l != MseLaunch::DEFAULT)
-            {
+            for launch in MseLaunch::OTHERS {
                 out.push((
                     Box::new(OpKernel::<MseLoss>::default()) as Box<dyn Kernel>,
                     overrides.clone(),

@@ -222,10 +222,11 @@ fn dry_run() -> ExitCode {
     for (label, source) in &sources {
         match compile_ptx("nn_ops", source, "sm_90") {
             Ok(ptx) => {
+                let src = ptx.to_src();
                 if hashes {
                     use std::hash::{Hash, Hasher};
                     let mut h = std::collections::hash_map::DefaultHasher::new();
-                    ptx.to_src().hash(&mut h);
+                    src.hash(&mut h);
                     println!("ptx {:016x} {label}", h.finish());
                 }
                 if let Some(dir) = &ptx_dir {
@@ -234,7 +235,7 @@ fn dry_run() -> ExitCode {
                         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                         .collect();
                     let path = dir.join(format!("{name}.ptx"));
-                    if let Err(e) = std::fs::write(&path, ptx.to_src()) {
+                    if let Err(e) = std::fs::write(&path, &src) {
                         eprintln!("dry run: --ptx-dir: cannot write {}: {e}", path.display());
                         return ExitCode::FAILURE;
                     }

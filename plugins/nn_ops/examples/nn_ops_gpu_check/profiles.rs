@@ -134,7 +134,7 @@ pub fn profiles() -> Vec<Profile> {
         ));
     }
     // MSE at every type over the large grid's rows, the seed's shape and a tiny one, under its
-    // default launch and each other launch shape of `mse_loss::tuning::Launch::SWEEP`.
+    // default launch and each other launch shape (`mse_loss::tuning::Launch::OTHERS`).
     for precision in [Precision::Bf16, Precision::Fp16, Precision::Fp32] {
         for (b, s, d) in [
             (1, 8192, 1024),
@@ -143,12 +143,8 @@ pub fn profiles() -> Vec<Profile> {
             (16, 256, 512),
             (128, 256, 8),
         ] {
-            let variants = std::iter::once(Variant::Default).chain(
-                MseLaunch::SWEEP
-                    .into_iter()
-                    .filter(|&l| l != MseLaunch::DEFAULT)
-                    .map(Variant::Mse),
-            );
+            let variants =
+                std::iter::once(Variant::Default).chain(MseLaunch::OTHERS.map(Variant::Mse));
             for variant in variants {
                 out.push((
                     "mse_loss",
