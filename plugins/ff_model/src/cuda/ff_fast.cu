@@ -19,7 +19,8 @@
 //   ff_refine_apply (sm_90) both in one launch, a tile's chunks as one thread-block cluster that
 //                  exchanges their GroupNorm partials in distributed shared memory; the host uses
 //                  it on each level whose tile fits one cluster (t*t <= 256, C <= 128), and
-//                  ff_refine + ff_apply on the others (device/refine.rs)
+//                  ff_refine + ff_apply on the others (device/refine.rs); at L0 it keeps the f32
+//                  result only at the tiles ff_select split, the only ones L1 reads (keeps_l0)
 //   ff_refine_apply_lean (sm_90) the same in at most 64 registers (four CTAs a SM; bf16: 80,
 //                  three): the GEMM's output waits for the statistics in shared memory, not in
 //                  registers, and the finish stores runs of consecutive pixels; Refine::Auto
@@ -1185,6 +1186,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
     }
 }
 
+// Whether the L0 level keeps tile `id`'s f32 result in l0map: only where ff_select split it
+// (cover bit 1), since the L1 level reads l0map only inside its own tiles, the split tiles'
+// children (at B=8, 64 of the 160 L0 tiles: 12.6 MB of writes fewer). The L0 grid: H / t rows of
+// gw tiles. ff_apply (the split path) writes l0map at every tile.
+__device__ __forceinline__ bool keeps_l0(const unsigned char* __restrict__ cover, int b, int id,
+                                         int H, int t, int gw) {
+    return (cover[(long long)b * (H / t) * gw + id] & 2) != 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // ff_refine_apply (sm_90): ff_refine and ff_apply of one tile as one thread-block cluster, so the
 // pre-norm tensor never leaves the SM. Grid (chunks, K, B), clusters of (chunks, 1, 1) (the host
@@ -1286,7 +1296,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
     const float* __restrict__ packed, const float* __restrict__ film,
     const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
     const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
-    float* __restrict__ l0map, int C, int H, int W, int t, int gw, int K) {
+    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int C, int H, int W, int t,
+    int gw, int K) {
     extern __shared__ float ref_smem[];
     __shared__ float part[WARPS][3];
     __shared__ float published[2];  // this chunk's (sum, M2), read by every CTA of the cluster
@@ -1341,6 +1352,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
     if (threadIdx.x == 0) peer_tile_stats(published, partial, chunks, C, P, stat);
     __syncthreads();
     cluster_arrive();  // this CTA's reads of its peers' shared memory are done
+    // L0 keeps its f32 result only where L1 reads it (keeps_l0); `id` was read for chunk_pixels.
+    if (l0map && !keeps_l0(cover, b, ids[tk], H, t, gw)) l0map = nullptr;
 
     if (owner) {
         const float mean = stat[0], inv = stat[1];
@@ -1538,7 +1551,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine
     const float* __restrict__ packed, const float* __restrict__ film,
     const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
     const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
-    float* __restrict__ l0map, int C, int H, int W, int t, int gw, int K) {
+    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int C, int H, int W, int t,
+    int gw, int K) {
     extern __shared__ float ref_smem[];
     __shared__ float part[WARPS][3];
     __shared__ float published[2];  // this chunk's (sum, M2), read by every CTA of the cluster
@@ -1620,6 +1634,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine
     if (threadIdx.x == 0) peer_tile_stats(published, partial, chunks, C, P, stat);
     __syncthreads();  // also publishes the stash, the gate and the offsets to every thread
     cluster_arrive();  // this CTA's reads of its peers' shared memory are done
+    // L0 keeps its f32 result only where L1 reads it (keeps_l0); `id` was read for chunk_pixels.
+    if (l0map && !keeps_l0(cover, b, ids[tk], H, t, gw)) l0map = nullptr;
 
     const float mean = stat[0], inv = stat[1];
 #pragma unroll

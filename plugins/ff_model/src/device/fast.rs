@@ -106,6 +106,7 @@ impl DeviceState {
             set,
             source,
             l0map: &self.l0map,
+            cover: &self.cover,
             dims: (b, c, h, w),
         };
         run(&self.l0, Source::Dense).launch()?;
@@ -130,6 +131,9 @@ struct Level<'a> {
     set: &'a FrameSet,
     source: Source,
     l0map: &'a CudaSlice<f32>,
+    /// `ff_select`'s coverage map: the fused L0 refine keeps its f32 result in `l0map` only at
+    /// the tiles it marks split, the only ones L1 reads.
+    cover: &'a CudaSlice<u8>,
     /// Batch, channels, height, width.
     dims: (usize, i32, i32, i32),
 }
@@ -146,6 +150,7 @@ impl Level<'_> {
             source,
             l0map,
             dims: (b, c, h, w),
+            ..
         } = *self;
         if l.k == 0 {
             return Ok(());
@@ -250,12 +255,13 @@ impl Level<'_> {
             .ptr(&set.uncertainty)
             .ptr(&set.heavy);
         match self.source {
-            // L0: no detail; its f32 result kept for L1.
+            // L0: no detail; its f32 result kept for L1 (at the split tiles, `cover`).
             Source::Dense => a.null().ptr(self.l0map),
             // L1: detail = heavy - heavy_l0; nothing kept.
             Source::L0Map => a.ptr(&set.detail).null(),
         };
-        a.int(c)
+        a.ptr(self.cover)
+            .int(c)
             .int(h)
             .int(w)
             .int(l.t as i32)

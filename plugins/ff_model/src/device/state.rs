@@ -116,8 +116,8 @@ pub struct DeviceState {
     pub batch: usize,
     pub channels: usize,
     pub fast: FastFunctions,
-    /// The L0 level's f32 result at its tiles (`[B, C, H, W]`, only tile pixels written): the
-    /// L1 level's source.
+    /// The L0 level's f32 result (`[B, C, H, W]`): the L1 level's source, written only inside
+    /// L0 tiles (the fused refines only inside split ones, where L1's tiles lie).
     pub l0map: CudaSlice<f32>,
     pub hil0: CudaSlice<i32>,
     pub hil1: CudaSlice<i32>,
