@@ -264,3 +264,14 @@ PY
   rm -f "$OUT"/host_*.log
   cat "$OUT/table.txt"
 }
+
+# Call 9 (issue 13): compute-sanitizer on the landed build (ks): memcheck of the fused and lean
+# refines at the profile and B=8 (the new read of ff_select's coverage map), racecheck of both at
+# the profile (their shared-memory code is unchanged).
+call9() {
+  local X=$B/ff_model_gpu_check
+  step memcheck 330 compute-sanitizer --tool memcheck --print-limit 10 $X --only 'profile,B=8' --refine fused,lean
+  step race_fused 120 compute-sanitizer --tool racecheck --print-limit 10 $X --only profile --refine fused
+  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|RESULT|hazard|^ok|^FAIL" "$OUT"/memcheck.log "$OUT"/race_fused.log | head -30
+  cat "$OUT/table.txt"
+}
