@@ -2,7 +2,8 @@
 # The device calls of the sixteenth session (2026-11-27), run from the repository root on the
 # device machine with the release binaries carried in .device/bin (and apex-host with its plugins
 # in .device/host/release, the A/B plugin builds in .device/ab). Usage on the device:
-# `source benches/results/device_scripts_2026-11-27_s16.sh; call1`.
+# `source benches/results/device_scripts_2026-11-27_s16.sh; call1`. Calls 3, 4, 6, 7 and 8 ran
+# ab_table's block inline; it is factored out here unchanged.
 set -u
 B=.device/bin
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
@@ -24,6 +25,19 @@ s = json.load(open(sys.argv[1]))
 for k, c in sorted(s['benchmarks'].items()):
     us = '%.2f us' % (c['p50_ms'] * 1e3) if 'p50_ms' in c else '-'
     print(sys.argv[2], k.split('[', 1)[-1][:90], us, c['status'])
+PY
+}
+
+ab_table() {  # host_ab's rows as a table: a column per build and round, a row per case
+  python3 - "$OUT/ab.txt" <<'PY'
+import collections, sys
+names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    p = line.split(); rows[p[0]].append(p[-3])
+labels = list(rows)
+print('%-16s' % 'case', *['%8s' % l for l in labels])
+for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
 PY
 }
 
@@ -116,16 +130,7 @@ PY
   for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|256x256|B=8)" "$f"; done
   cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
   for r in 1 2; do for v in prev new2 new4; do host_ab ${v}_$r ff_$v > /dev/null; done; done
-  python3 - "$OUT/ab.txt" <<'PY'
-import collections, sys
-names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    p = line.split(); rows[p[0]].append(p[-3])
-labels = list(rows)
-print('%-16s' % 'case', *['%8s' % l for l in labels])
-for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
-PY
+  ab_table
   rm -f "$OUT"/host_*.log
   cat "$OUT/table.txt"
 }
@@ -165,16 +170,7 @@ for i in range(max(len(v) for v in t.values())):
     print(*(t[l][i][0] if i < len(t[l]) else '-' for l in labels[:2]), *(t[l][i][1] if i < len(t[l]) else '-' for l in labels))
 PY
   for r in 1 2; do for v in prev new2 new5; do host_ab ${v}_$r ff_$v > /dev/null; done; done
-  python3 - "$OUT/ab.txt" <<'PY'
-import collections, sys
-names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    p = line.split(); rows[p[0]].append(p[-3])
-labels = list(rows)
-print('%-16s' % 'case', *['%8s' % l for l in labels])
-for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
-PY
+  ab_table
   rm -f "$OUT"/host_*.log
   cat "$OUT/table.txt"
 }
@@ -198,16 +194,7 @@ call5() {
 # new6, three rounds.
 call6() {
   for r in 1 2 3; do for v in prev new5 new6; do host_ab ${v}_$r ff_$v > /dev/null; done; done
-  python3 - "$OUT/ab.txt" <<'PY'
-import collections, sys
-names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    p = line.split(); rows[p[0]].append(p[-3])
-labels = list(rows)
-print('%-16s' % 'case', *['%8s' % l for l in labels])
-for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
-PY
+  ab_table
   rm -f "$OUT"/host_*.log
   cat "$OUT/table.txt"
 }
@@ -218,16 +205,7 @@ PY
 # apex-host's suite with prev, dup, new5 and new9, three rounds.
 call7() {
   for r in 1 2 3; do for v in prev dup new5 new9; do host_ab ${v}_$r ff_$v > /dev/null; done; done
-  python3 - "$OUT/ab.txt" <<'PY'
-import collections, sys
-names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    p = line.split(); rows[p[0]].append(p[-3])
-labels = list(rows)
-print('%-16s' % 'case', *['%8s' % l for l in labels])
-for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
-PY
+  ab_table
   rm -f "$OUT"/host_*.log
   cat "$OUT/table.txt"
 }
@@ -251,16 +229,7 @@ call8() {
   for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|256x256|B=8)" "$f"; done
   cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
   for r in 1 2 3; do for v in prev ks; do host_ab ${v}_$r ff_$v > /dev/null; done; done
-  python3 - "$OUT/ab.txt" <<'PY'
-import collections, sys
-names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    p = line.split(); rows[p[0]].append(p[-3])
-labels = list(rows)
-print('%-16s' % 'case', *['%8s' % l for l in labels])
-for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
-PY
+  ab_table
   rm -f "$OUT"/host_*.log
   cat "$OUT/table.txt"
 }
