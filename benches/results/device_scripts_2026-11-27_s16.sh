@@ -244,3 +244,14 @@ call9() {
   grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|RESULT|hazard|^ok|^FAIL" "$OUT"/memcheck.log "$OUT"/race_fused.log | head -30
   cat "$OUT/table.txt"
 }
+
+# Call 10 (issue 13, for the next plan): Nsight Compute's sections for the kernels that scale
+# worst besides the refines, at B=8 on the landed build: ff_base (33.5 us for ~75 MB, mostly
+# writes) and FiLM's two linears (8 + 10 us a level at B=8 against 5.5 + 5.2 at B=1).
+call10() {
+  step ncu_b8_base_film 200 ncu --clock-control none --cache-control none --kernel-name regex:'ff_base|ff_film_fc1|ff_film_out' \
+    --launch-skip 5 --launch-count 5 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+    --section LaunchStats --section Occupancy --section SchedulerStats $B/ff_model_gpu_check --bench-only --only B=8 --refine auto
+  grep -E "^  ff_|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Warp Cycles Per Issued|Issue Slots|No Eligible" "$OUT/ncu_b8_base_film.log" | head -60
+  cat "$OUT/table.txt"
+}
