@@ -118,6 +118,20 @@ __device__ __forceinline__ uint4 ldh(const uint4* p) {
     return r;
 }
 
+// The sum of one value a thread over the 256-thread block, valid on thread 0: warp shuffles, then
+// thread 0 adds the eight warps' sums in order.
+template <typename T>
+__device__ __forceinline__ T block_sum(T v) {
+    __shared__ T red[8];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T s = 0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < 8; ++w) s += red[w];
+    return s;
+}
+
 // Two inputs of n vectors (TWO) or one of 2n (one stream), each block's float partial to out.
 template <int U, bool TWO, int H = 0>
 __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const uint4* __restrict__ b,
@@ -142,27 +156,15 @@ __global__ void __launch_bounds__(256) k_read(const uint4* __restrict__ a, const
 #pragma unroll
         for (int u = 0; u < U; ++u) acc += sq_diff(x[u], y[u]);
     }
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    __shared__ float red[8];
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float s = 0.0f;
-        for (int w = 0; w < 8; ++w) s += red[w];
-        out[blockIdx.x] = s;
-    }
+    const float s = block_sum(acc);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
 
 // The block's float partial `acc` (one per thread) summed and published in its 64-bit slot with
 // the landed bit (nn_ops' partial_publish). Every thread of the 256 calls it.
 __device__ __forceinline__ void publish_partial(float acc, unsigned long long* slots) {
-    __shared__ float red[8];
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = acc;
-    __syncthreads();
+    const float s = block_sum(acc);
     if (threadIdx.x == 0) {
-        float s = 0.0f;
-        for (int w = 0; w < 8; ++w) s += red[w];
         const unsigned long long word = (1ull << 63) | __float_as_uint(s);
         asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slots + blockIdx.x), "l"(word) : "memory");
     }
@@ -173,7 +175,6 @@ __device__ __forceinline__ void publish_partial(float acc, unsigned long long* s
 // and sum them in f64; thread 0 writes the mean over the 8 n elements to loss.
 template <int POLL>
 __device__ __forceinline__ void collect_slots(unsigned long long* slots, unsigned int nslots, float* loss, long long n) {
-    __shared__ double dred[8];
     double sum = 0.0;
     for (unsigned int i = threadIdx.x; i < nslots; i += 256) {
         unsigned long long w;
@@ -184,14 +185,8 @@ __device__ __forceinline__ void collect_slots(unsigned long long* slots, unsigne
         slots[i] = 0ull;
         sum += (double)__uint_as_float((unsigned int)w);
     }
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = sum;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t = 0.0;
-        for (int w = 0; w < 8; ++w) t += dred[w];
-        loss[0] = (float)(t / (double)(8 * n));
-    }
+    const double t = block_sum(sum);
+    if (threadIdx.x == 0) loss[0] = (float)(t / (double)(8 * n));
 }
 
 // MSE's grid reduction on top of read2: COLLECT 1: every block publishes its partial in a

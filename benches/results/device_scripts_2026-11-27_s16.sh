@@ -2,8 +2,8 @@
 # The device calls of the sixteenth session (2026-11-27), run from the repository root on the
 # device machine with the release binaries carried in .device/bin (and apex-host with its plugins
 # in .device/host/release, the A/B plugin builds in .device/ab). Usage on the device:
-# `source benches/results/device_scripts_2026-11-27_s16.sh; call1`. Calls 3, 4, 6, 7 and 8 ran
-# ab_table's block inline; it is factored out here unchanged.
+# `source benches/results/device_scripts_2026-11-27_s16.sh; call1`. The calls ran check_all's,
+# bench_ab's and ab_table's blocks inline; they are factored out here, the same commands.
 set -u
 B=.device/bin
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
@@ -28,6 +28,24 @@ for k, c in sorted(s['benchmarks'].items()):
 PY
 }
 
+check_all() {  # the self-check of every fast shape under auto; with `paths`, four shapes under fused, lean and split too
+  local X=$B/ff_model_gpu_check logs=("$OUT/ff_check.log")
+  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  if [ "${1:-}" = paths ]; then
+    step ff_check_paths 200 $X --only 'profile,B=8,C=16 36x60 tiles 6/3,tiles 32/16' --refine fused,lean,split
+    logs+=("$OUT/ff_check_paths.log")
+  fi
+  cat "${logs[@]}" | grep -cE "^ok"
+  cat "${logs[@]}" | awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -20
+}
+bench_ab() {  # $1: the new build's label, $2: --only shapes (none: the bench's own); in process, twice, against prev
+  for r in 1 2; do
+    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only ${2:+--only $2} --refine auto
+    step bench_$1_$r 60 $B/ff_model_gpu_check --bench-only ${2:+--only $2} --refine auto
+  done
+  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|256x256|B=8)" "$f"; done
+  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+}
 ab_table() {  # host_ab's rows as a table: a column per build and round, a row per case
   python3 - "$OUT/ab.txt" <<'PY'
 import collections, sys
@@ -49,16 +67,8 @@ PY
 # each plugin build.
 call1() {
   local X=$B/ff_model_gpu_check
-  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
-  step ff_check_paths 200 $X --only 'profile,B=8,C=16 36x60 tiles 6/3,tiles 32/16' --refine fused,lean,split
-  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | grep -cE "^ok"
-  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -20
-  for r in 1 2; do
-    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --refine auto
-    step bench_new_$r 60 $X --bench-only --refine auto
-  done
-  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
-  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  check_all paths
+  bench_ab new
   step ncu_B8 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
     --metrics gpu__time_duration.sum $X --bench-only --only B=8 --refine auto
   grep -E "^  ff_|gpu__time_duration" "$OUT/ncu_B8.log" | sed 's/(int, [^)]*)//' | paste - - | awk '{print $1, $(NF)}'
@@ -73,15 +83,8 @@ call1() {
 # B=8 durations, then apex-host's suite with prev, new (call 1's), new2 and new3, twice.
 call2() {
   local X=$B/ff_model_gpu_check
-  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
-  grep -cE "^ok" "$OUT/ff_check.log"
-  awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/ff_check.log" | head -20
-  for r in 1 2; do
-    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --refine auto
-    step bench_new2_$r 60 $X --bench-only --refine auto
-  done
-  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|B=8)" "$f"; done
-  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  check_all
+  bench_ab new2
   step ncu_B8 100 ncu --clock-control none --cache-control none --kernel-name regex:ff_ --launch-skip 12 --launch-count 12 \
     --metrics gpu__time_duration.sum $X --bench-only --only B=8 --refine auto
   grep -E "^  ff_|gpu__time_duration" "$OUT/ncu_B8.log" | sed 's/(int, [^)]*)//' | paste - - | awk '{print $1, $(NF)}'
@@ -144,17 +147,9 @@ PY
 # 256x256; apex-host's suite with prev, new2 and new5, twice.
 call4() {
   local X=$B/ff_model_gpu_check
-  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
-  step ff_check_paths 200 $X --only 'profile,B=8,C=16 36x60 tiles 6/3,tiles 32/16' --refine fused,lean,split
-  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | grep -cE "^ok"
-  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -20
+  check_all paths
   cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" > "$OUT/checks.txt"; rm -f "$OUT/ff_check.log" "$OUT/ff_check_paths.log"
-  for r in 1 2; do
-    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --only profile,256x256,B=8 --refine auto
-    step bench_new5_$r 60 $X --bench-only --only profile,256x256,B=8 --refine auto
-  done
-  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|256x256|B=8)" "$f"; done
-  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  bench_ab new5 profile,256x256,B=8
   ncu_durations prev_B8 $B/ff_model_gpu_check_prev B=8
   ncu_durations new5_B8 $X B=8
   ncu_durations prev_256 $B/ff_model_gpu_check_prev 256x256
@@ -216,18 +211,9 @@ call7() {
 # shape under auto and of four under fused, lean and split; the in-process bench against prev
 # twice; apex-host's suite with prev and ks, three rounds.
 call8() {
-  local X=$B/ff_model_gpu_check
-  step ff_check 240 $X --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
-  step ff_check_paths 200 $X --only 'profile,B=8,C=16 36x60 tiles 6/3,tiles 32/16' --refine fused,lean,split
-  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | grep -cE "^ok"
-  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" | awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' | head -20
+  check_all paths
   cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" > "$OUT/checks.txt"; rm -f "$OUT/ff_check.log" "$OUT/ff_check_paths.log"
-  for r in 1 2; do
-    step bench_prev_$r 60 $B/ff_model_gpu_check_prev --bench-only --only profile,256x256,B=8 --refine auto
-    step bench_ks_$r 60 $X --bench-only --only profile,256x256,B=8 --refine auto
-  done
-  for f in "$OUT"/bench_*.log; do echo "-- $(basename $f)"; grep -E "^(profile|256x256|B=8)" "$f"; done
-  cat "$OUT"/bench_*.log > "$OUT/bench.txt"; rm -f "$OUT"/bench_*.log
+  bench_ab ks profile,256x256,B=8
   for r in 1 2 3; do for v in prev ks; do host_ab ${v}_$r ff_$v > /dev/null; done; done
   ab_table
   rm -f "$OUT"/host_*.log

@@ -1352,7 +1352,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
     if (threadIdx.x == 0) peer_tile_stats(published, partial, chunks, C, P, stat);
     __syncthreads();
     cluster_arrive();  // this CTA's reads of its peers' shared memory are done
-    // L0 keeps its f32 result only where L1 reads it (keeps_l0); `id` was read for chunk_pixels.
+    // L0 keeps its f32 result only where L1 reads it (keeps_l0; ids[tk] is cached: chunk_pixels
+    // read it).
     if (l0map && !keeps_l0(cover, b, ids[tk], H, t, gw)) l0map = nullptr;
 
     if (owner) {
@@ -1634,7 +1635,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine
     if (threadIdx.x == 0) peer_tile_stats(published, partial, chunks, C, P, stat);
     __syncthreads();  // also publishes the stash, the gate and the offsets to every thread
     cluster_arrive();  // this CTA's reads of its peers' shared memory are done
-    // L0 keeps its f32 result only where L1 reads it (keeps_l0); `id` was read for chunk_pixels.
+    // L0 keeps its f32 result only where L1 reads it (keeps_l0; ids[tk] is cached: chunk_pixels
+    // read it).
     if (l0map && !keeps_l0(cover, b, ids[tk], H, t, gw)) l0map = nullptr;
 
     const float mean = stat[0], inv = stat[1];
