@@ -62,6 +62,20 @@ impl<'a> LaunchEx<'a> {
         self
     }
 
+    /// The address of element `offset` of a device buffer: where a sub-range of it starts (a
+    /// launch over some of the batch entries). Panics where `offset` lies past the buffer's end.
+    pub fn ptr_at<T>(&mut self, buffer: &CudaSlice<T>, offset: usize) -> &mut Self {
+        assert!(
+            offset <= buffer.len(),
+            "ptr_at: element {offset} of a {}-element buffer",
+            buffer.len()
+        );
+        let (address, _no_event) = buffer.device_ptr(self.stream);
+        let bytes = (offset * std::mem::size_of::<T>()) as u64;
+        self.slots.push((address + bytes).to_ne_bytes());
+        self
+    }
+
     /// A null pointer (an output the kernel skips).
     pub fn null(&mut self) -> &mut Self {
         self.slots.push(0u64.to_ne_bytes());
@@ -269,5 +283,21 @@ extern "C" __global__ void ranks(unsigned int* out) {
         // SAFETY: `ranks(unsigned int*)`; out holds a word per block.
         unsafe { launch.launch(cfg) }.unwrap();
         assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![4u32; 8]);
+
+        // ptr_at: four clusters of two from element 4 on leave the first four words alone.
+        let out = stream.alloc_zeros::<u32>(8).unwrap();
+        let mut launch = LaunchEx::new(stream, &ranks);
+        launch.ptr_at(&out, 4).cluster(2, ClusterPolicy::Default);
+        let cfg = LaunchConfig {
+            grid_dim: (4, 1, 1),
+            ..cfg
+        };
+        // SAFETY: as above; elements 4..8 are a word per block.
+        unsafe { launch.launch(cfg) }.unwrap();
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), [0, 0, 0, 0, 2, 2, 2, 2]);
+        let past = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            LaunchEx::new(stream, &ranks).ptr_at(&out, 9);
+        }));
+        assert!(past.is_err(), "an offset past the end must panic");
     }
 }
