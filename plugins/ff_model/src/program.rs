@@ -12,6 +12,8 @@ pub const FAST_SOURCE: &str = include_str!("cuda/ff_fast.cu");
 /// The CUDA C of the eager path (one kernel per op); it uses the fast path's helpers.
 pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
 
+/// Channels (planes) one `ff_base` block copies a tile row of (`BASE_CHANNELS` in the source).
+pub const BASE_CHANNELS: usize = 8;
 /// Pixels of a tile one refine CTA covers (`CHUNK` in the source).
 pub const CHUNK: usize = 32;
 /// Most channels whose modulated rows a refine CTA stages at a time (`CB` in the source).
@@ -64,6 +66,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("cuda/ff_fast.cu has no numeric #define {name}"))
         };
         for (name, value) in [
+            ("BASE_CHANNELS", BASE_CHANNELS),
             ("CHUNK", CHUNK),
             ("CB", CB),
             ("APPLY_PER_THREAD", APPLY_PER_THREAD),

@@ -1,6 +1,8 @@
 // The FF frame's fast path (spec/apex-x-kernels.md §1.1, §2.3): twelve launches per call
 // (fourteen with both levels' refine split), no host synchronisation, every shape a kernel
-// argument (one module per storage type serves every case).
+// argument (one module per storage type serves every case). The host may run the levels for runs
+// of the batch's frames on streams of their own (device/streams.rs): every kernel but ff_select
+// and ff_base reads and writes only the frames of its grid, from the pointers it is given.
 //
 //   ff_select      both selection stages and the Hilbert orders, on the device, per batch entry
 //   ff_base        heavy = dense, detail = 0 where no refine writes them, alpha = the L1 gate
@@ -191,12 +193,16 @@ __device__ __forceinline__ int div_small(int n, int d, float inv) {
 }
 
 // Merges (nb, mb, m2b) into (n, m, m2): count, mean, centred sum of squares (Chan et al.).
+// Equal counts (the butterflies over a whole chunk's threads) weigh both halves by exactly 1/2,
+// without the division (a float division is a call with a slow path: ~6 % of the lean kernel's
+// instructions at B=8 went to the chunk's butterfly, H100, 2026-11-27).
 __device__ __forceinline__ void chan_merge(float& n, float& m, float& m2, float nb, float mb,
                                            float m2b) {
     if (nb == 0.0f) return;
     const float total = n + nb, d = mb - m;
-    m += d * (nb / total);
-    m2 += m2b + d * d * (n * nb / total);
+    const float f = nb == n ? 0.5f : nb / total;
+    m += d * f;
+    m2 += m2b + d * d * (n * f);
     n = total;
 }
 
@@ -228,50 +234,67 @@ __device__ int block_scan(int flag, int* warp_base, int* total) {
 // selected (the L0 refine writes heavy at every pixel of the tile) and bit 1 split (its four L1
 // children cover it, and the L1 refine writes detail at every pixel of theirs): the pass skips
 // those bytes, and the dense reads of the first (at the profile, 20 of the 64 tiles' heavy).
-// Grid (B * C * H / t0): block (plane, r) covers tile row r of plane b * C + c (t0 rows of W),
-// threads over its 16-byte vectors where t0 and W are multiples of a vector's elements (a vector
-// then never straddles a tile), over its elements elsewhere.
+// Grid (B * H / t0 * ceil(C / BASE_CHANNELS)): block ((b, r), channel group) covers tile row r
+// (t0 rows of W) of BASE_CHANNELS consecutive planes of frame b, which share their coverage: a
+// thread looks up the coverage of its columns once and copies them in every plane, all its loads
+// in flight. Threads go over the band's 16-byte vectors where t0 and W are multiples of a
+// vector's elements (a vector then never straddles a tile), over its elements elsewhere. A block
+// a band (one vector a thread at the profile) spent ~200 instructions a warp on its indices: 20 %
+// of a B=8 frame's instructions (H100, 2026-11-27), issue slots the levels beside it need.
+#define BASE_CHANNELS 8
 extern "C" __global__ void __launch_bounds__(THREADS) ff_base(
     const S* __restrict__ dense, const S* __restrict__ boundary, const S* __restrict__ uncertainty,
     const float* __restrict__ weights_l1, const unsigned char* __restrict__ cover,
     S* __restrict__ heavy, S* __restrict__ detail, S* __restrict__ alpha, long long pixels, int C,
     int H, int W, int t0) {
-    const int gh = H / t0, gw = W / t0;
-    const int r = blockIdx.x % gh, plane = blockIdx.x / gh;
-    const unsigned char* row = cover + ((long long)(plane / C) * gh + r) * gw;
-    const long long at0 = ((long long)plane * H + (long long)r * t0) * W;
+    const int gh = H / t0, gw = W / t0, groups = (C + BASE_CHANNELS - 1) / BASE_CHANNELS;
+    const int band = blockIdx.x / groups, c0 = (blockIdx.x - band * groups) * BASE_CHANNELS;
+    const int b = band / gh, r = band - b * gh, nc = min(BASE_CHANNELS, C - c0);
+    const unsigned char* row = cover + (long long)band * gw;  // cover[b, r * gw ..]
+    const long long plane = (long long)H * W;
+    const long long at0 = ((long long)b * C + c0) * plane + (long long)r * t0 * W;
     const S* d = dense + at0;
     S* h = heavy + at0;
     S* z = detail + at0;
     const int per = 16 / sizeof(S);
     if (W % per == 0 && t0 % per == 0) {
-        // Vector j of the band sits at column x = j % vpr of its row; a step of blockDim.x
-        // vectors moves x on by dx (mod vpr).
         const int vpr = W / per, tv = t0 / per, n = t0 * vpr;
-        const int dx = blockDim.x % vpr;
-        const float inv_tv = 1.0f / (float)tv;
+        const long long pv = plane / per;  // a plane in vectors
         const uint4* d4 = reinterpret_cast<const uint4*>(d);
         uint4* h4 = reinterpret_cast<uint4*>(h);
         uint4* z4 = reinterpret_cast<uint4*>(z);
-        int x = threadIdx.x % vpr;
         for (int j = threadIdx.x; j < n; j += blockDim.x) {
-            const int cov = row[div_small(x, tv, inv_tv)];
-            if (!(cov & 1)) h4[j] = d4[j];
-            if (!(cov & 2)) z4[j] = make_uint4(0u, 0u, 0u, 0u);
-            x += dx;
-            if (x >= vpr) x -= vpr;
+            const int cov = row[(j % vpr) / tv];
+            if (!(cov & 1)) {
+                uint4 v[BASE_CHANNELS];
+#pragma unroll
+                for (int i = 0; i < BASE_CHANNELS; ++i)
+                    if (i < nc) v[i] = d4[i * pv + j];
+#pragma unroll
+                for (int i = 0; i < BASE_CHANNELS; ++i)
+                    if (i < nc) h4[i * pv + j] = v[i];
+            }
+            if (!(cov & 2)) {
+#pragma unroll
+                for (int i = 0; i < BASE_CHANNELS; ++i)
+                    if (i < nc) z4[i * pv + j] = make_uint4(0u, 0u, 0u, 0u);
+            }
         }
     } else {
         const int n = t0 * W;
         for (int e = threadIdx.x; e < n; e += blockDim.x) {
             const int cov = row[(e % W) / t0];
-            if (!(cov & 1)) h[e] = d[e];
-            if (!(cov & 2)) z[e] = from_f32(0.0f);
+            for (int i = 0; i < nc; ++i) {
+                if (!(cov & 1)) h[i * plane + e] = d[i * plane + e];
+                if (!(cov & 2)) z[i * plane + e] = from_f32(0.0f);
+            }
         }
     }
-    const Level l1 = level_at(weights_l1, C);
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < pixels; i += stride) {
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (first - threadIdx.x >= pixels) return;
+    const Level l1 = level_at(weights_l1, C);
+    for (long long i = first; i < pixels; i += stride) {
         alpha[i] = from_f32(gate_alpha(l1.gate, to_f32(boundary[i]), to_f32(uncertainty[i])));
     }
 }
@@ -889,29 +912,33 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
         const int bd = blockDim.x;
         if ((t & 3) == 0) {
             // float4 loads (t a multiple of 4: a group of four never straddles a row, and every
-            // row offset is 16-byte aligned).
-            const int quads = window / 4, n4 = cb * quads;
-            const float inv_q = 1.0f / (float)quads;
-            for (int i0 = threadIdx.x; i0 < n4; i0 += STAGE * bd) {
+            // row offset is 16-byte aligned). Each thread keeps one group position of the window
+            // (its row and column: one division, here) and steps over the channels, `lanes`
+            // channels a step; the threads past lanes * quads (blockDim not a multiple of quads)
+            // stage nothing. Dividing each element's index instead was ~20 % of the lean kernel's
+            // instructions (H100, B=8, 2026-11-27).
+            const int quads = window / 4, lanes = bd / quads;
+            const int first = threadIdx.x / quads, w = 4 * (threadIdx.x - first * quads);
+            const int wr = w / t, row = row_lo + wr;
+            const bool inside = row >= 0 && row < t;
+            const float* src = tile + (long long)c0 * P + min(max(row, 0), t - 1) * t + w - wr * t;
+            float* dst = mod + w;
+            const int step = STAGE * lanes;
+            for (int cc0 = first < lanes ? first : cb; cc0 < cb; cc0 += step) {
                 float4 v[STAGE];
                 float gm[STAGE], bt[STAGE];
 #pragma unroll
                 for (int u = 0; u < STAGE; ++u) {
-                    const int i = min(i0 + u * bd, n4 - 1), cc = div_small(i, quads, inv_q);
-                    const int w = 4 * (i - cc * quads), wr = div_small(w, t, inv_t);
-                    const int c = c0 + cc, row = min(max(row_lo + wr, 0), t - 1);
-                    v[u] = *reinterpret_cast<const float4*>(tile + c * P + row * t + w - wr * t);
-                    gm[u] = 1.0f + fk[c];
-                    bt[u] = fk[C + c];
+                    const int cc = min(cc0 + u * lanes, cb - 1);  // clamped: every load in flight
+                    v[u] = *reinterpret_cast<const float4*>(src + (long long)cc * P);
+                    gm[u] = 1.0f + fk[c0 + cc];
+                    bt[u] = fk[C + c0 + cc];
                 }
 #pragma unroll
                 for (int u = 0; u < STAGE; ++u) {
-                    const int i = i0 + u * bd;
-                    if (i >= n4) break;
-                    const int cc = div_small(i, quads, inv_q), w = 4 * (i - cc * quads);
-                    const int row = row_lo + div_small(w, t, inv_t);
-                    const bool inside = row >= 0 && row < t;
-                    float* m = mod + cc * ms + w;
+                    const int cc = cc0 + u * lanes;
+                    if (cc >= cb) break;
+                    float* m = dst + cc * ms;
                     m[0] = inside ? gm[u] * v[u].x + bt[u] : 0.0f;
                     m[1] = inside ? gm[u] * v[u].y + bt[u] : 0.0f;
                     m[2] = inside ? gm[u] * v[u].z + bt[u] : 0.0f;
@@ -1058,11 +1085,16 @@ __device__ __forceinline__ void tile_stats(const double* partial, int chunks, in
         sum_all += partial[2 * j];
     }
     const double mean = sum_all / n_all;
+    // n d^2 with d = sum/n - mean is (sum - n mean)^2 / n: one reciprocal for the full chunks'
+    // count and one for the last chunk's (f64 divisions are long dependent sequences, and one
+    // thread runs this while its CTA waits).
+    const double n_full = 2.0 * C * CHUNK, n_last = 2.0 * C * (P - (chunks - 1) * CHUNK);
+    const double r_full = 1.0 / n_full, r_last = 1.0 / n_last;
     double m2 = 0.0;
     for (int j = 0; j < chunks; ++j) {
-        const double n = 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
-        const double d = partial[2 * j] / n - mean;
-        m2 += partial[2 * j + 1] + n * d * d;
+        const bool last = j == chunks - 1;
+        const double e = partial[2 * j] - (last ? n_last : n_full) * mean;
+        m2 += partial[2 * j + 1] + e * e * (last ? r_last : r_full);
     }
     stat[0] = (float)mean;
     stat[1] = (float)(1.0 / sqrt(m2 / n_all + NORM_EPS));

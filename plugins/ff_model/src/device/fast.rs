@@ -1,8 +1,10 @@
-//! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_select`,
-//! `ff_base`, then per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and the
-//! refine block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per
-//! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`).
-//! A level that selects no tile launches nothing.
+//! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_select`
+//! and `ff_base` for the whole batch, then per run of frames (`streams.rs`) both levels on the
+//! run's stream: per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and
+//! the refine block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per
+//! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's
+//! launches take every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its
+//! frames in their grids. A level that selects no tile launches nothing.
 
 use apex_plugin_api::{
     PluginError,
@@ -11,15 +13,18 @@ use apex_plugin_api::{
 };
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+};
 
 use super::{
     refine::LevelRefine,
     state::{DeviceState, FastFunctions, FrameSet, LevelState, film_smem, select_smem},
+    streams::Frames,
 };
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
-    program::{APPLY_PER_THREAD, FC1_ROWS, FC2_ROWS, FILM_TOKENS, THREADS, WARPS},
+    program::{APPLY_PER_THREAD, BASE_CHANNELS, FC1_ROWS, FC2_ROWS, FILM_TOKENS, THREADS, WARPS},
 };
 
 fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
@@ -30,21 +35,33 @@ fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
     }
 }
 
+/// A failed launch's error, naming the kernel and its configuration (`cluster`: the CTAs of each
+/// thread-block cluster, where it has clusters).
+fn launch_error(
+    e: DriverError,
+    name: &str,
+    cfg: &LaunchConfig,
+    cluster: Option<usize>,
+) -> PluginError {
+    let mut err = cuda_error(e);
+    let clusters = cluster.map_or(String::new(), |n| format!(" in clusters of {n}"));
+    err.message = format!(
+        "{} (launching {name}: grid {:?}{clusters}, block {:?}, {} bytes of dynamic shared memory)",
+        err.message, cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes
+    )
+    .into();
+    err
+}
+
 /// Launches `b` with `cfg`.
 ///
 /// SAFETY (of every caller): the arguments pushed on `b` match the entry point's signature in
 /// `cuda/ff_fast.cu`, and every buffer holds what the kernel indexes for this problem (the
 /// buffers are sized from the same `FfProblem` in `DeviceState::new`).
 unsafe fn launch(mut b: LaunchArgs<'_>, cfg: LaunchConfig, name: &str) -> Result<(), PluginError> {
-    unsafe { b.launch(cfg) }.map(drop).map_err(|e| {
-        let mut err = cuda_error(e);
-        err.message = format!(
-            "{} (launching {name}: grid {:?}, block {:?}, {} bytes of dynamic shared memory)",
-            err.message, cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes
-        )
-        .into();
-        err
-    })
+    unsafe { b.launch(cfg) }
+        .map(drop)
+        .map_err(|e| launch_error(e, name, &cfg, None))
 }
 
 impl DeviceState {
@@ -79,9 +96,11 @@ impl DeviceState {
         // SAFETY: see `launch`; shared memory `select_smem` (2*G f64 + G i32 + G u8).
         unsafe { launch(a, config((b, 1, 1), select_smem(g)), "ff_select")? };
 
-        // After the selection: the base pass skips what the refines write (`cover`).
+        // After the selection the runs fork: run 0 on the host's stream after the base pass,
+        // which skips what the refines write (`cover`), the others on side streams.
+        self.fork.fork(stream)?;
         let t0 = self.l0.t as i32;
-        let bands = b * problem.channels * (problem.height / self.l0.t);
+        let blocks = b * (problem.height / self.l0.t) * problem.channels.div_ceil(BASE_CHANNELS);
         let mut a = stream.launch_builder(&self.fast.base);
         a.arg(&set.dense)
             .arg(&set.boundary)
@@ -97,20 +116,33 @@ impl DeviceState {
             .arg(&w)
             .arg(&t0);
         // SAFETY: see `launch`.
-        unsafe { launch(a, config((bands, 1, 1), 0), "ff_base")? };
+        unsafe { launch(a, config((blocks, 1, 1), 0), "ff_base")? };
 
-        let run = |l, source| Level {
-            fast: &self.fast,
-            stream,
-            l,
-            set,
-            source,
-            l0map: &self.l0map,
-            cover: &self.cover,
-            dims: (b, c, h, w),
-        };
-        run(&self.l0, Source::Dense).launch()?;
-        run(&self.l1, Source::L0Map).launch()
+        // Each run of frames computes both levels on a stream of its own: L1 reads only its own
+        // frames' L0 results.
+        for (i, &frames) in self.runs.iter().enumerate() {
+            let stream = if i == 0 {
+                stream
+            } else {
+                self.fork.side(i - 1)
+            };
+            let run = |l, source| Level {
+                fast: &self.fast,
+                stream,
+                l,
+                set,
+                source,
+                l0map: &self.l0map,
+                cover: &self.cover,
+                g0: g,
+                frames,
+                dims: (c, h, w),
+                bytes: self.storage.bytes(),
+            };
+            run(&self.l0, Source::Dense).launch()?;
+            run(&self.l1, Source::L0Map).launch()?;
+        }
+        self.fork.join(stream)
     }
 }
 
@@ -123,7 +155,7 @@ enum Source {
     L0Map,
 }
 
-/// What one level's launches read and write.
+/// What one level's launches read and write, for one run of frames.
 struct Level<'a> {
     fast: &'a FastFunctions,
     stream: &'a Arc<CudaStream>,
@@ -134,70 +166,108 @@ struct Level<'a> {
     /// `ff_select`'s coverage map: the fused L0 refine keeps its f32 result in `l0map` only at
     /// the tiles it marks split, the only ones L1 reads.
     cover: &'a CudaSlice<u8>,
-    /// Batch, channels, height, width.
-    dims: (usize, i32, i32, i32),
+    /// L0 tiles a frame (the coverage map's bytes a frame).
+    g0: usize,
+    /// The batch entries these launches compute: every buffer is passed from its first one on,
+    /// and the grids count `frames.n` of them.
+    frames: Frames,
+    /// Channels, height, width.
+    dims: (i32, i32, i32),
+    /// Bytes of an element of the storage type (the maps, proxies and outputs).
+    bytes: usize,
 }
 
 impl Level<'_> {
+    /// Elements a frame of the map (`C*H*W`) and of a proxy (`H*W`).
+    fn per_frame(&self) -> (usize, usize) {
+        let (c, h, w) = self.dims;
+        let pixels = h as usize * w as usize;
+        (c as usize * pixels, pixels)
+    }
+
+    /// A launch of `function` on the run's stream.
+    fn launch_ex<'f>(&'f self, function: &'f CudaFunction) -> LaunchEx<'f> {
+        LaunchEx::new(self.stream, function)
+    }
+
+    /// Launches `a` with `cfg` (in clusters of `cluster` CTAs, where it has them), naming `name`
+    /// in an error.
+    ///
+    /// SAFETY (of every caller): as [`launch`]'s; the run's frames lie inside the batch, so every
+    /// `ptr_at` offset (the run's first frame times a buffer's elements a frame) is inside its
+    /// buffer, and the grid's batch dimension is the run's length.
+    unsafe fn go(
+        mut a: LaunchEx<'_>,
+        cfg: LaunchConfig,
+        name: &str,
+        cluster: Option<usize>,
+    ) -> Result<(), PluginError> {
+        unsafe { a.launch(cfg) }.map_err(|e| launch_error(e, name, &cfg, cluster))
+    }
+
     /// Pack, FiLM (three launches), then the refine block into `set.heavy` (L0 also into `l0map`;
     /// L1 also writes `set.detail`), fused in one launch or split in two.
     fn launch(&self) -> Result<(), PluginError> {
         let Self {
             fast,
-            stream,
             l,
             set,
             source,
             l0map,
-            dims: (b, c, h, w),
+            frames,
+            dims: (c, h, w),
+            bytes,
             ..
         } = *self;
         if l.k == 0 {
             return Ok(());
         }
+        let (b, b0) = (frames.n, frames.b0);
+        let (map, _) = self.per_frame();
         let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
+        let kc = l.k * c as usize;
         let mut a = match source {
             Source::Dense => {
-                let mut a = stream.launch_builder(&fast.pack_s);
-                a.arg(&set.dense);
+                let mut a = self.launch_ex(&fast.pack_s);
+                a.ptr_at(&set.dense, b0 * map * bytes);
                 a
             }
             Source::L0Map => {
-                let mut a = stream.launch_builder(&fast.pack_f);
-                a.arg(l0map);
+                let mut a = self.launch_ex(&fast.pack_f);
+                a.ptr_at(l0map, b0 * map);
                 a
             }
         };
-        a.arg(&l.ids)
-            .arg(&l.packed)
-            .arg(&l.tokens)
-            .arg(&c)
-            .arg(&h)
-            .arg(&w)
-            .arg(&t)
-            .arg(&gw)
-            .arg(&k);
-        // SAFETY: see `launch`.
+        a.ptr_at(&l.ids, b0 * l.k)
+            .ptr_at(&l.packed, b0 * kc * l.t * l.t)
+            .ptr_at(&l.tokens, b0 * kc)
+            .int(c)
+            .int(h)
+            .int(w)
+            .int(t)
+            .int(gw)
+            .int(k);
         let channel_groups = (c as usize).div_ceil(WARPS);
-        unsafe { launch(a, config((l.k, b, channel_groups), 0), "ff_pack")? };
+        // SAFETY: see `go`.
+        unsafe { Self::go(a, config((l.k, b, channel_groups), 0), "ff_pack", None)? };
 
-        let mut a = stream.launch_builder(&fast.film_scan);
-        a.arg(&l.tokens)
-            .arg(&l.weights)
-            .arg(&l.scanned)
-            .arg(&c)
-            .arg(&k);
-        // SAFETY: see `launch`.
-        unsafe { launch(a, config((b, channel_groups, 1), 0), "ff_film_scan")? };
+        let mut a = self.launch_ex(&fast.film_scan);
+        a.ptr_at(&l.tokens, b0 * kc)
+            .ptr(&l.weights)
+            .ptr_at(&l.scanned, b0 * kc)
+            .int(c)
+            .int(k);
+        // SAFETY: see `go`.
+        unsafe { Self::go(a, config((b, channel_groups, 1), 0), "ff_film_scan", None)? };
         // The two linears: one block per (tile, FILM_TOKENS frames, slice of rows), the frames'
         // vectors in shared memory.
-        let (frames, batch) = (b.div_ceil(FILM_TOKENS), b as i32);
         let tokens_smem = film_smem(c as usize);
-        for (function, input, output, slices, name) in [
+        for (function, input, output, width, slices, name) in [
             (
                 &fast.film_fc1,
                 &l.scanned,
                 &l.hidden,
+                kc,
                 (c as usize).div_ceil(FC1_ROWS),
                 "ff_film_fc1",
             ),
@@ -205,19 +275,21 @@ impl Level<'_> {
                 &fast.film_out,
                 &l.hidden,
                 &l.film,
+                2 * kc,
                 (2 * c as usize).div_ceil(FC2_ROWS),
                 "ff_film_out",
             ),
         ] {
-            let mut a = stream.launch_builder(function);
-            a.arg(input)
-                .arg(&l.weights)
-                .arg(output)
-                .arg(&c)
-                .arg(&k)
-                .arg(&batch);
-            // SAFETY: see `launch`; shared memory FILM_TOKENS * C f32.
-            unsafe { launch(a, config((l.k, frames, slices), tokens_smem), name)? };
+            let mut a = self.launch_ex(function);
+            a.ptr_at(input, b0 * kc)
+                .ptr(&l.weights)
+                .ptr_at(output, b0 * width)
+                .int(c)
+                .int(k)
+                .int(b as i32);
+            let cfg = config((l.k, b.div_ceil(FILM_TOKENS), slices), tokens_smem);
+            // SAFETY: see `go`; shared memory FILM_TOKENS * C f32.
+            unsafe { Self::go(a, cfg, name, None)? };
         }
 
         match &l.refine {
@@ -227,11 +299,35 @@ impl Level<'_> {
         }
     }
 
+    /// The outputs a refine writes besides `heavy`: L0 no detail, its f32 result kept for L1
+    /// (the fused kernels: at the split tiles, `cover`); L1 detail = heavy - heavy_l0, nothing
+    /// kept.
+    fn detail_and_l0map(&self, a: &mut LaunchEx<'_>) {
+        let (map, _) = self.per_frame();
+        let b0 = self.frames.b0;
+        match self.source {
+            Source::Dense => a.null().ptr_at(self.l0map, b0 * map),
+            Source::L0Map => a.ptr_at(&self.set.detail, b0 * map * self.bytes).null(),
+        };
+    }
+
+    /// The arguments every refine apply reads after its scratch: the tiles' ids, the proxies and
+    /// `heavy` of the run's first frame.
+    fn tiles_and_proxies(&self, a: &mut LaunchEx<'_>) {
+        let (map, pixels) = self.per_frame();
+        let (b0, bytes, set) = (self.frames.b0, self.bytes, self.set);
+        a.ptr_at(&self.l.ids, b0 * self.l.k)
+            .ptr_at(&set.boundary, b0 * pixels * bytes)
+            .ptr_at(&set.uncertainty, b0 * pixels * bytes)
+            .ptr_at(&set.heavy, b0 * map * bytes);
+    }
+
     /// `ff_refine_apply` (`lean`: `ff_refine_apply_lean`, same arguments): grid (chunks, K, B)
     /// in clusters of the tile's chunks.
     fn fused(&self, lean: bool) -> Result<(), PluginError> {
-        let Self { fast, l, set, .. } = *self;
-        let (b, c, h, w) = self.dims;
+        let Self { fast, l, .. } = *self;
+        let (c, h, w) = self.dims;
+        let (b0, b) = (self.frames.b0, self.frames.n);
         let (function, name, smem) = if lean {
             (&fast.refine_apply_lean, "ff_refine_apply_lean", l.lean_smem)
         } else {
@@ -245,22 +341,15 @@ impl Level<'_> {
         // The load-balancing policy: B=8 229.2 -> 224.1 us against the default (H100, 2026-11-26,
         // session 12 call 5), where the lean CTAs spent 41 % of their stall samples waiting for
         // the slowest CTA of their cluster.
-        let mut a = LaunchEx::new(self.stream, refine_apply);
+        let mut a = self.launch_ex(refine_apply);
         a.cluster(l.chunks as u32, ClusterPolicy::LoadBalancing);
-        a.ptr(&l.packed)
-            .ptr(&l.film)
-            .ptr(&l.weights)
-            .ptr(&l.ids)
-            .ptr(&set.boundary)
-            .ptr(&set.uncertainty)
-            .ptr(&set.heavy);
-        match self.source {
-            // L0: no detail; its f32 result kept for L1 (at the split tiles, `cover`).
-            Source::Dense => a.null().ptr(self.l0map),
-            // L1: detail = heavy - heavy_l0; nothing kept.
-            Source::L0Map => a.ptr(&set.detail).null(),
-        };
-        a.ptr(self.cover)
+        let kc = l.k * c as usize;
+        a.ptr_at(&l.packed, b0 * kc * l.t * l.t)
+            .ptr_at(&l.film, b0 * 2 * kc)
+            .ptr(&l.weights);
+        self.tiles_and_proxies(&mut a);
+        self.detail_and_l0map(&mut a);
+        a.ptr_at(self.cover, b0 * self.g0)
             .int(c)
             .int(h)
             .int(w)
@@ -269,71 +358,59 @@ impl Level<'_> {
             .int(l.k as i32);
         let cfg = config((l.chunks, l.k, b), smem);
         // SAFETY: the arguments follow `ff_refine_apply`'s parameters (`ff_refine_apply_lean`'s
-        // are the same); the buffers are sized from the same `FfProblem` (see `launch`), `detail`
-        // and `l0map` are map-sized or null; the level was planned fused (or lean) only where
-        // `fits_cluster` held (at most 8 CTAs a cluster, C at most 16 * WARPS), and `smem` is the
-        // kernel's own (`refine_smem` or `lean_smem`, opted in past 48 KiB in `DeviceState::new`).
-        unsafe { a.launch(cfg) }.map_err(|e| {
-            let mut err = cuda_error(e);
-            err.message = format!(
-                "{} (launching {name}: grid {:?} in clusters of {}, {} bytes of dynamic shared \
-                 memory)",
-                err.message, cfg.grid_dim, l.chunks, cfg.shared_mem_bytes
-            )
-            .into();
-            err
-        })
+        // are the same), offset to the run's first frame (see `go`); `detail` and `l0map` are
+        // map-sized or null; the level was planned fused (or lean) only where `fits_cluster` held
+        // (at most 8 CTAs a cluster, C at most 16 * WARPS), and `smem` is the kernel's own
+        // (`refine_smem` or `lean_smem`, opted in past 48 KiB in `DeviceState::new`).
+        unsafe { Self::go(a, cfg, name, Some(l.chunks)) }
     }
 
     /// `ff_refine` (the pre-norm tensor and the chunks' partials), then `ff_apply`.
     fn split(&self, pre: &CudaSlice<f32>, stats: &CudaSlice<f32>) -> Result<(), PluginError> {
-        let Self {
-            fast,
-            stream,
-            l,
-            set,
-            ..
-        } = *self;
-        let (b, c, h, w) = self.dims;
+        let Self { fast, l, .. } = *self;
+        let (c, h, w) = self.dims;
+        let (b0, b) = (self.frames.b0, self.frames.n);
         let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
-        let mut a = stream.launch_builder(&fast.refine);
-        a.arg(&l.packed)
-            .arg(&l.film)
-            .arg(&l.weights)
-            .arg(pre)
-            .arg(stats)
-            .arg(&c)
-            .arg(&t)
-            .arg(&k);
-        // SAFETY: see `launch`; shared memory `refine_smem` (the attribute is set past 48 KiB).
-        unsafe { launch(a, config((l.chunks, l.k, b), l.refine_smem), "ff_refine")? };
-
-        let mut a = stream.launch_builder(&fast.apply);
-        let null: u64 = 0;
-        let chunks = l.chunks as i32;
-        a.arg(&l.packed)
-            .arg(&l.film)
-            .arg(&l.weights)
-            .arg(pre)
-            .arg(stats)
-            .arg(&l.ids)
-            .arg(&set.boundary)
-            .arg(&set.uncertainty)
-            .arg(&set.heavy);
-        match self.source {
-            Source::Dense => a.arg(&null).arg(self.l0map),
-            Source::L0Map => a.arg(&set.detail).arg(&null),
+        let kc = l.k * c as usize;
+        let (pre_at, stats_at) = (b0 * 2 * kc * l.t * l.t, b0 * l.k * l.chunks * 2);
+        let (packed_at, film_at) = (b0 * kc * l.t * l.t, b0 * 2 * kc);
+        let mut a = self.launch_ex(&fast.refine);
+        a.ptr_at(&l.packed, packed_at)
+            .ptr_at(&l.film, film_at)
+            .ptr(&l.weights)
+            .ptr_at(pre, pre_at)
+            .ptr_at(stats, stats_at)
+            .int(c)
+            .int(t)
+            .int(k);
+        // SAFETY: see `go`; shared memory `refine_smem` (the attribute is set past 48 KiB).
+        unsafe {
+            Self::go(
+                a,
+                config((l.chunks, l.k, b), l.refine_smem),
+                "ff_refine",
+                None,
+            )?
         };
-        a.arg(&c)
-            .arg(&h)
-            .arg(&w)
-            .arg(&t)
-            .arg(&gw)
-            .arg(&k)
-            .arg(&chunks);
+
+        let mut a = self.launch_ex(&fast.apply);
+        a.ptr_at(&l.packed, packed_at)
+            .ptr_at(&l.film, film_at)
+            .ptr(&l.weights)
+            .ptr_at(pre, pre_at)
+            .ptr_at(stats, stats_at);
+        self.tiles_and_proxies(&mut a);
+        self.detail_and_l0map(&mut a);
+        a.int(c)
+            .int(h)
+            .int(w)
+            .int(t)
+            .int(gw)
+            .int(k)
+            .int(l.chunks as i32);
         let blocks = (c as usize * l.t * l.t).div_ceil(THREADS as usize * APPLY_PER_THREAD);
-        // SAFETY: see `launch`; `detail` and `l0map` are buffers of the map's size or null
-        // pointers, which the kernel never writes through.
-        unsafe { launch(a, config((blocks, l.k, b), 0), "ff_apply") }
+        // SAFETY: see `go`; `detail` and `l0map` are buffers of the map's size or null pointers,
+        // which the kernel never writes through.
+        unsafe { Self::go(a, config((blocks, l.k, b), 0), "ff_apply", None) }
     }
 }

@@ -19,6 +19,7 @@ use super::{
     eager::EagerState,
     layout::level_words,
     refine::{LevelRefine, Refine, Residency, fits_cluster},
+    streams::{Fork, Frames, runs, split_batch},
 };
 use crate::{
     cpu::FastWeights,
@@ -129,6 +130,11 @@ pub struct DeviceState {
     pub cursor: usize,
     /// The eager path's kernels and intermediates (`path = eager` only).
     pub eager: Option<EagerState>,
+    /// The batch's runs of frames, each computing both levels on a stream of its own (the first
+    /// on the host's).
+    pub runs: Vec<Frames>,
+    /// The side streams: run i >= 1 on side i - 1.
+    pub fork: Fork,
 }
 
 /// The host copies of a set's outputs, decoded to f32.
@@ -351,6 +357,12 @@ impl DeviceState {
             Path::Fast => None,
         };
         let set = Self::new_set(&session, problem, storage, inputs)?;
+        let runs = match problem.path {
+            Path::Fast => runs(problem.batch),
+            // The eager path launches on the host's stream only.
+            Path::Eager => split_batch(problem.batch, 1),
+        };
+        let fork = Fork::new(&stream, runs.len() - 1)?;
         let mut state = Self {
             session,
             storage,
@@ -366,6 +378,8 @@ impl DeviceState {
             sets: vec![set],
             cursor: 0,
             eager,
+            runs,
+            fork,
         };
         state.set_refine(Refine::default())?;
         state.poison()?;

@@ -1,0 +1,132 @@
+//! The fast path's concurrency inside one call: the side streams it forks onto after
+//! `ff_select` and joins back before the call ends, so that a batch's independent frames overlap
+//! (the batch in runs of frames, each run's two levels on a stream of its own). A fork is an event the side streams wait for, a join an event per side
+//! stream the host's stream waits for: both are captured as graph edges, so the frames of a batch
+//! still form one CUDA graph, and the host's timing events on its own stream cover every kernel.
+
+use std::sync::Arc;
+
+use apex_plugin_api::{PluginError, cuda::cuda_error};
+use cudarc::driver::{CudaEvent, CudaStream, sys::CUevent_flags};
+
+use crate::program::FILM_TOKENS;
+
+/// A run of consecutive batch entries `[b0, b0 + n)`: what one stream computes of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frames {
+    pub b0: usize,
+    pub n: usize,
+}
+
+/// `batch` frames in `runs` runs (at least one, at most `batch`) as even as possible, the longer
+/// ones first.
+pub fn split_batch(batch: usize, runs: usize) -> Vec<Frames> {
+    let runs = runs.clamp(1, batch.max(1));
+    let (per, extra) = (batch / runs, batch % runs);
+    let mut b0 = 0;
+    (0..runs)
+        .map(|i| {
+            let n = per + usize::from(i < extra);
+            let frames = Frames { b0, n };
+            b0 += n;
+            frames
+        })
+        .collect()
+}
+
+/// The runs of frames a call of `batch` frames computes concurrently: at least `FILM_TOKENS`
+/// frames each, since a FiLM linear block takes a tile's `FILM_TOKENS` frames (B=8: two runs of
+/// four).
+///
+/// Measured on an H100 (2026-11-27, `benches/results/README.md`, seventeenth session), in-process
+/// bench: B=8 218 us in one run, 206 in two, 209.5 in four, 222 in eight. `ff_base` on a side
+/// stream of its own as well lost in apex-host: the profile 61.9 -> 62.8 us, tiles 32/16 116.7
+/// -> 120.8, and at B=8 in two runs 204.5 -> 207 in process (it moves DRAM at 76 % of its peak,
+/// which the packs and refines beside it need), so it runs on the host's stream before the first
+/// run's levels.
+pub fn runs(batch: usize) -> Vec<Frames> {
+    split_batch(batch, batch / FILM_TOKENS)
+}
+
+/// Side streams and the events that fork them from, and join them back to, the host's stream.
+pub struct Fork {
+    side: Vec<Arc<CudaStream>>,
+    forked: CudaEvent,
+    joined: Vec<CudaEvent>,
+}
+
+impl Fork {
+    /// `sides` side streams of `main`'s context.
+    pub fn new(main: &Arc<CudaStream>, sides: usize) -> Result<Self, PluginError> {
+        let ctx = main.context();
+        let event = || {
+            ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(cuda_error)
+        };
+        Ok(Self {
+            side: (0..sides)
+                .map(|_| main.fork().map_err(cuda_error))
+                .collect::<Result<_, _>>()?,
+            forked: event()?,
+            joined: (0..sides).map(|_| event()).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Side stream `i`.
+    pub fn side(&self, i: usize) -> &Arc<CudaStream> {
+        &self.side[i]
+    }
+
+    /// Every side stream starts after the work enqueued on `main` so far.
+    pub fn fork(&self, main: &CudaStream) -> Result<(), PluginError> {
+        if self.side.is_empty() {
+            return Ok(());
+        }
+        self.forked.record(main).map_err(cuda_error)?;
+        for side in &self.side {
+            side.wait(&self.forked).map_err(cuda_error)?;
+        }
+        Ok(())
+    }
+
+    /// `main`'s later work starts after everything enqueued on the side streams.
+    pub fn join(&self, main: &CudaStream) -> Result<(), PluginError> {
+        for (side, joined) in self.side.iter().zip(&self.joined) {
+            joined.record(side).map_err(cuda_error)?;
+            main.wait(joined).map_err(cuda_error)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_run_in_runs_of_four_frames_or_more() {
+        let plan = |b| runs(b).iter().map(|f| f.n).collect::<Vec<_>>();
+        assert_eq!(plan(1), [1]);
+        assert_eq!(plan(3), [3]);
+        assert_eq!(plan(4), [4]);
+        assert_eq!(plan(8), [4, 4]);
+        assert_eq!(plan(11), [6, 5]);
+        assert_eq!(plan(16), [4, 4, 4, 4]);
+    }
+
+    #[test]
+    fn a_batch_splits_into_even_consecutive_runs() {
+        let runs = |b, r| {
+            split_batch(b, r)
+                .iter()
+                .map(|f| (f.b0, f.n))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(runs(8, 2), [(0, 4), (4, 4)]);
+        assert_eq!(runs(8, 3), [(0, 3), (3, 3), (6, 2)]);
+        assert_eq!(runs(3, 2), [(0, 2), (2, 1)]);
+        // Never more runs than frames, never none.
+        assert_eq!(runs(1, 4), [(0, 1)]);
+        assert_eq!(runs(5, 0), [(0, 5)]);
+    }
+}
