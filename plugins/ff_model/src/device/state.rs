@@ -5,7 +5,9 @@
 //! set 0 and `run` walks them round-robin, so a batch of calls streams from DRAM. The weights,
 //! the Hilbert tables and the per-level scratch (selected ids, packed tiles, tokens, FiLM, and
 //! on a split level the pre-norm tensor and GroupNorm partials) are shared by every set: a call
-//! writes each before it reads it, and calls are ordered on one stream.
+//! writes each before it reads it, and calls are ordered on the host's stream (a call's side
+//! streams start after its selection and join the host's stream before the call ends; each run
+//! of frames touches only its frames' part of the scratch).
 
 use apex_plugin_api::{
     CudaHandles, PluginError,
