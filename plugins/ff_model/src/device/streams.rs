@@ -1,8 +1,9 @@
 //! The fast path's concurrency inside one call: the side streams it forks onto after
 //! `ff_select` and joins back before the call ends, so that a batch's independent frames overlap
-//! (the batch in runs of frames, each run's two levels on a stream of its own). A fork is an event the side streams wait for, a join an event per side
-//! stream the host's stream waits for: both are captured as graph edges, so the frames of a batch
-//! still form one CUDA graph, and the host's timing events on its own stream cover every kernel.
+//! (the batch in runs of frames, each run's two levels on a stream of its own). A fork is an
+//! event the side streams wait for, a join an event per side stream the host's stream waits
+//! for: both are captured as graph edges, so the frames of a batch still form one CUDA graph, and
+//! the host's timing events on its own stream cover every kernel.
 
 use std::sync::Arc;
 
