@@ -57,9 +57,7 @@ impl<'a> LaunchEx<'a> {
 
     /// A device buffer's address.
     pub fn ptr<T>(&mut self, buffer: &CudaSlice<T>) -> &mut Self {
-        let (address, _no_event) = buffer.device_ptr(self.stream);
-        self.slots.push(address.to_ne_bytes());
-        self
+        self.ptr_at(buffer, 0)
     }
 
     /// The address of element `offset` of a device buffer: where a sub-range of it starts (a

@@ -19,7 +19,8 @@ use cudarc::driver::{
 
 use super::{
     refine::LevelRefine,
-    state::{DeviceState, FastFunctions, FrameSet, LevelState, film_smem, select_smem},
+    sizing::{film_smem, select_smem},
+    state::{DeviceState, FastFunctions, FrameSet, LevelState},
     streams::Frames,
 };
 use crate::{
@@ -98,7 +99,7 @@ impl DeviceState {
 
         // After the selection the runs fork: run 0 on the host's stream after the base pass,
         // which skips what the refines write (`cover`), the others on side streams.
-        self.fork.fork(stream)?;
+        self.runs.fork(stream)?;
         let t0 = self.l0.t as i32;
         let blocks = b * (problem.height / self.l0.t) * problem.channels.div_ceil(BASE_CHANNELS);
         let mut a = stream.launch_builder(&self.fast.base);
@@ -120,12 +121,7 @@ impl DeviceState {
 
         // Each run of frames computes both levels on a stream of its own: L1 reads only its own
         // frames' L0 results.
-        for (i, &frames) in self.runs.iter().enumerate() {
-            let stream = if i == 0 {
-                stream
-            } else {
-                self.fork.side(i - 1)
-            };
+        for (stream, frames) in self.runs.streams(stream) {
             let run = |l, source| Level {
                 fast: &self.fast,
                 stream,
@@ -142,7 +138,7 @@ impl DeviceState {
             run(&self.l0, Source::Dense).launch()?;
             run(&self.l1, Source::L0Map).launch()?;
         }
-        self.fork.join(stream)
+        self.runs.join(stream)
     }
 }
 

@@ -9,6 +9,7 @@
 //! layout.rs  one level's weights as the kernels read them (pointwise weights in mma fragment order)
 //! state.rs   DeviceState: module, weights, Hilbert tables, scratch, buffer sets (DRAM-cold
 //!            rotation), uploads, poisoning, downloads
+//! sizing.rs  what the kernels need of a shape: shared memory per kernel, limits, check_shape
 //! refine.rs  how a level runs its refine block: fused or lean (one thread-block cluster per tile)
 //!            or split
 //! streams.rs the fast path's concurrency inside a call: the batch's runs of frames, each on a
@@ -22,6 +23,7 @@ mod eager;
 mod fast;
 pub mod layout;
 mod refine;
+mod sizing;
 mod state;
 mod streams;
 

@@ -49,22 +49,28 @@ pub fn runs(batch: usize) -> Vec<Frames> {
     split_batch(batch, batch / FILM_TOKENS)
 }
 
-/// Side streams and the events that fork them from, and join them back to, the host's stream.
-pub struct Fork {
+/// A call's runs of frames and the streams they run on: run 0 on the host's stream, run `i`
+/// on side stream `i - 1`, with the events that fork the side streams from the host's stream and
+/// join them back.
+pub struct Runs {
+    frames: Vec<Frames>,
     side: Vec<Arc<CudaStream>>,
     forked: CudaEvent,
     joined: Vec<CudaEvent>,
 }
 
-impl Fork {
-    /// `sides` side streams of `main`'s context.
-    pub fn new(main: &Arc<CudaStream>, sides: usize) -> Result<Self, PluginError> {
+impl Runs {
+    /// `frames` (at least one run), with a side stream of `main`'s context for each run past the
+    /// first.
+    pub fn new(main: &Arc<CudaStream>, frames: Vec<Frames>) -> Result<Self, PluginError> {
+        let sides = frames.len().saturating_sub(1);
         let ctx = main.context();
         let event = || {
             ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
                 .map_err(cuda_error)
         };
         Ok(Self {
+            frames,
             side: (0..sides)
                 .map(|_| main.fork().map_err(cuda_error))
                 .collect::<Result<_, _>>()?,
@@ -73,9 +79,14 @@ impl Fork {
         })
     }
 
-    /// Side stream `i`.
-    pub fn side(&self, i: usize) -> &Arc<CudaStream> {
-        &self.side[i]
+    /// Each run with the stream it runs on (`main`, the host's, for the first).
+    pub fn streams<'a>(
+        &'a self,
+        main: &'a Arc<CudaStream>,
+    ) -> impl Iterator<Item = (&'a Arc<CudaStream>, Frames)> + 'a {
+        std::iter::once(main)
+            .chain(&self.side)
+            .zip(self.frames.iter().copied())
     }
 
     /// Every side stream starts after the work enqueued on `main` so far.

@@ -1,0 +1,139 @@
+//! What the fast path's kernels need of a shape: each kernel's dynamic shared memory, the
+//! limits a case must fit (tiles a frame, refine CTAs a tile, shared memory a block), and
+//! [`check_shape`], which refuses the shapes past them with the parameter named.
+
+use apex_plugin_api::PluginError;
+
+use crate::{problem::FfProblem, program, storage::Storage};
+
+/// The largest dynamic shared memory a block may use on sm_90 (227 KiB).
+const MAX_SMEM: usize = 227 * 1024;
+/// The most L0 tiles a frame may have on CUDA (`ff_select` keeps two f64 scores, a state and a
+/// split mark per tile, 21 bytes, in 48 KiB of shared memory).
+pub const MAX_L0_TILES: usize = 2048;
+/// The most refine blocks per tile (`ff_refine` combines the tile's partials in 64 slots).
+const MAX_CHUNKS: usize = 64;
+
+/// `ff_select`'s dynamic shared memory for `g` L0 tiles: two f64 scores, an i32 state and a u8
+/// split mark per tile. Within the 48 KiB a block gets without opting in for every `g` up to
+/// [`MAX_L0_TILES`] (a test checks it, with room for the kernel's static scan slots).
+pub fn select_smem(g: usize) -> usize {
+    (2 * 8 + 4 + 1) * g
+}
+
+/// A FiLM linear block's dynamic shared memory (`ff_film_fc1`, `ff_film_out`): the vectors of
+/// `FILM_TOKENS` frames, `c` f32 each.
+pub fn film_smem(c: usize) -> usize {
+    4 * program::FILM_TOKENS * c
+}
+
+/// A refine CTA's dynamic shared memory (`ff_refine`, `ff_refine_apply`) for tiles of `t` pixels
+/// and `c` channels: the modulated rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of up
+/// to `CB` channels at a time) plus the depthwise output ([`operand_smem`]). At C = 128: 49.5 KiB
+/// (t = 16) or 41.5 KiB (t = 8).
+pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
+    let p = t * t;
+    let rows = (0..p.div_ceil(program::CHUNK))
+        .map(|j| {
+            let (p0, p1) = (j * program::CHUNK, ((j + 1) * program::CHUNK).min(p));
+            (p1 - 1) / t + 1 - p0 / t + 2
+        })
+        .max()
+        .unwrap_or(0);
+    4 * program::CB.min(c) * (rows * t + 1) + operand_smem(c, storage)
+}
+
+/// The depthwise output a refine CTA multiplies (`bs`): `CHUNK x (C + 8)` elements, for 16-bit
+/// storage a hi and a lo copy.
+fn operand_smem(c: usize, storage: Storage) -> usize {
+    let parts = if storage == Storage::F32 { 1 } else { 2 };
+    parts * program::CHUNK * (c + 8) * storage.bytes()
+}
+
+/// An `ff_refine_apply_lean` CTA's dynamic shared memory: the stash of the GEMM's output
+/// (`2C x CHUNK` f32) from the start, ending inside the modulated rows of [`refine_smem`]'s
+/// region (dead once the operand is built) and before its operand: the larger of the stash plus
+/// the operand and [`refine_smem`] (`lean_lead` in the source places the region per chunk). At
+/// C = 128: 49.5 KiB (t = 16, the modulated rows the larger) or 32 + 17 KiB (t = 8), in every
+/// storage: four CTAs (216 KiB with their static shared memory) fit a SM.
+pub fn lean_smem(c: usize, t: usize, storage: Storage) -> usize {
+    (4 * 2 * c * program::CHUNK + operand_smem(c, storage)).max(refine_smem(c, t, storage))
+}
+
+/// Refuses shapes the kernels cannot run, naming the parameter.
+pub fn check_shape(problem: &FfProblem, storage: Storage) -> Result<(), PluginError> {
+    let c = problem.channels;
+    if !c.is_multiple_of(16) {
+        return Err(PluginError::invalid(format!(
+            "channels = {c}: the CUDA paths need a multiple of 16 (the pointwise conv runs on \
+             16x16 tensor-core fragments; hint: use channels = {} or {}, or the cpu backend)",
+            (c / 16).max(1) * 16,
+            (c / 16 + 1) * 16
+        )));
+    }
+    let g = problem.grid_l0().tiles();
+    if g > MAX_L0_TILES {
+        return Err(PluginError::invalid(format!(
+            "the map has {g} L0 tiles; the CUDA selection holds at most {MAX_L0_TILES} (hint: a \
+             larger tile_size_l0 or a smaller map)"
+        )));
+    }
+    for t in [problem.tile_l0, problem.tile_l1] {
+        let chunks = (t * t).div_ceil(program::CHUNK);
+        if chunks > MAX_CHUNKS {
+            return Err(PluginError::invalid(format!(
+                "a {t}x{t} tile is {chunks} refine blocks of {} pixels; the CUDA paths take at \
+                 most {MAX_CHUNKS} (tiles up to 45 pixels; hint: a smaller tile_size_l0)",
+                program::CHUNK
+            )));
+        }
+        let smem = refine_smem(c, t, storage);
+        if smem > MAX_SMEM {
+            return Err(PluginError::invalid(format!(
+                "channels = {c} with {t}-pixel tiles needs {smem} bytes of shared memory per \
+                 refine block, more than the {MAX_SMEM} a block may have (hint: fewer channels or \
+                 smaller tiles)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_selections_shared_memory_fits_without_opting_in() {
+        // 48 KiB less the kernel's static `warp_base[WARPS]` and `total` (and some slack).
+        assert!(select_smem(MAX_L0_TILES) + 64 <= 48 * 1024);
+        assert_eq!(select_smem(64), 64 * 21);
+    }
+
+    #[test]
+    fn four_lean_refine_ctas_fit_a_sm_at_the_profiles_tiles() {
+        // ff_refine_apply_lean's static shared memory (ptxas, sm_90) and the 1 KiB the driver
+        // reserves a CTA, against the 228 KiB of a H100 SM.
+        const STATIC: usize = 3584;
+        for storage in [Storage::F32, Storage::F16, Storage::Bf16] {
+            // All 128 channels' rows (4 rows of 16, plus one float, each) and the operand.
+            assert_eq!(
+                refine_smem(128, 16, storage),
+                33_280 + 17_408,
+                "{storage:?}"
+            );
+            // t = 16: the 32 KiB stash lies inside the 32.5 KiB of modulated rows.
+            assert_eq!(lean_smem(128, 16, storage), 33_280 + 17_408, "{storage:?}");
+            // t = 8: six rows of 8 (24.5 KiB) are shorter than the stash.
+            assert_eq!(lean_smem(128, 8, storage), 32_768 + 17_408, "{storage:?}");
+            for t in [3, 6, 8, 16] {
+                let smem = lean_smem(128, t, storage);
+                assert!(4 * (smem + STATIC + 1024) <= 228 * 1024, "t = {t}: {smem}");
+            }
+        }
+        // Few channels on 6-pixel tiles: the stash (4 KiB) is longer than the 8 rows of 6 a
+        // chunk reads (3,136 bytes), so the operand follows the stash.
+        assert_eq!(refine_smem(16, 6, Storage::F16), 3_136 + 3_072);
+        assert_eq!(lean_smem(16, 6, Storage::F16), 4_096 + 3_072);
+    }
+}
