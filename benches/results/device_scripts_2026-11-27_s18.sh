@@ -47,17 +47,23 @@ checks() {  # $1: binary; the self-check of every fast shape under auto and of t
   echo "ok: $(grep -cE '^ok' "$OUT/checks.txt")"; awk '/^(RESULT)/{print; f=0; next} /^FAIL/{f=1} f' "$OUT/checks.txt" | head -20
 }
 
-# Call 1 (issue 13, for the plan): where B=8's time goes. An experiment build whose APEX_FF_SKIP
-# names stages the call leaves out (base, pack0/1, film0/1, refine0/1: outputs wrong, timing only),
-# in-process bench of the profile and B=8, twice each, beside the committed build.
+# Call 1 (issue 13, for the plan): where B=8's time goes. An experiment build (452f334 plus
+# ff_model_stage_skip_experiment_s18.patch) whose APEX_FF_SKIP names stages the call leaves out
+# (base, pack0/1, film0/1, refine0/1: outputs wrong, timing only), in-process bench of the profile
+# and B=8, twice each, beside the committed build.
+skip_run() {  # $1: label, $2: APEX_FF_SKIP
+  for r in 1 2; do
+    env APEX_FF_SKIP="$2" $B/ff_exp --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
+    echo "$1 r$r: $(grep -E '^(profile|B=8)' /tmp/o.log | tr '\n' ' ')" | tee -a $OUT/skip.txt
+  done
+}
 call1() {
-  local run
-  run() { for r in 1 2; do env APEX_FF_SKIP="$2" $B/ff_exp --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
-    echo "$1 r$r: $(grep -E '^(profile|B=8)' /tmp/o.log | tr '\n' ' ')" | tee -a $OUT/skip.txt; done; }
   $B/ff_model_gpu_check_prev --bench-only --only 'profile,B=8' --refine auto > $OUT/prev.log 2>&1
-  run none ""; run base base; run pack pack0,pack1; run film film0,film1; run film0 film0; run film1 film1
-  run refine0 refine0; run refine1 refine1; run refines refine0,refine1; run l1 pack1,film1,refine1
-  run sel_base pack0,film0,refine0,pack1,film1,refine1; run sel_only base,pack0,film0,refine0,pack1,film1,refine1
+  skip_run none ""; skip_run base base; skip_run pack pack0,pack1; skip_run film film0,film1
+  skip_run film0 film0; skip_run film1 film1; skip_run refine0 refine0; skip_run refine1 refine1
+  skip_run refines refine0,refine1; skip_run l1 pack1,film1,refine1
+  skip_run sel_base pack0,film0,refine0,pack1,film1,refine1
+  skip_run sel_only base,pack0,film0,refine0,pack1,film1,refine1
 }
 
 # Call 2 (issue 13): the lean refine's GEMM weight loads, prefetched. Variants of the lean kernel
