@@ -134,3 +134,26 @@ call5() {
     done
   done
 }
+
+# Call 6 (issue 13): run lengths at B=4, B=8 and B=16 (ff_runs rebuilt with B=4 and B=16 among
+# the check's shapes), to choose a rule. In-process bench, two rounds.
+call6() {
+  for r in 1 2; do
+    for s in 'B=4:4' 'B=4:2,2' 'B=4:3,1' 'B=8:4,4' 'B=8:3,3,2' 'B=8:3,3,1,1' 'B=16:4,4,4,4' \
+             'B=16:3,3,3,3,2,2' 'B=16:4,3,3,3,3' 'B=16:6,5,5' 'B=16:3,3,3,3,3,1' 'B=16:2,2,2,2,2,2,2,2'; do
+      APEX_FF_RUNS=${s#*:} $B/ff_runs --bench-only --only "${s%%:*}" --refine auto > /tmp/o.log 2>&1
+      echo "$s r$r $(grep -E '^B=[0-9]+ ' /tmp/o.log)" | tee -a $OUT/runs.txt
+    done
+  done
+}
+
+# Call 7 (issue 13): the landed rule, runs of about three frames (device/streams.rs::runs; B=8:
+# 3+3+2). The self-check of every fast shape (auto) and of three under every path; in-process
+# bench against prev, two rounds; apex-host's ff_model suite with each plugin build, alternating,
+# two rounds.
+call7() {
+  checks $B/ff_model_gpu_check
+  bench_ab 2 'profile,B=8' ff_model_gpu_check_prev ff_model_gpu_check
+  for r in 1 2; do host_ab prev_$r ff_prev; host_ab new_$r ff_new; done
+  ab_table | tee $OUT/ab_table.txt
+}

@@ -53,7 +53,9 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
         ),
         ("256x256", vec![i("height", 256), i("width", 256)]),
         ("B=3", vec![i("batch", 3)]),
+        ("B=4", vec![i("batch", 4)]),
         ("B=8", vec![i("batch", 8)]),
+        ("B=16", vec![i("batch", 16)]),
         (
             // Every L0 tile and 160 L1 tiles: FiLM's scan over more than one 32-token chunk.
             "K=64/160",

@@ -10,8 +10,6 @@ use std::sync::Arc;
 use apex_plugin_api::{PluginError, cuda::cuda_error};
 use cudarc::driver::{CudaEvent, CudaStream, sys::CUevent_flags};
 
-use crate::program::FILM_TOKENS;
-
 /// A run of consecutive batch entries `[b0, b0 + n)`: what one stream computes of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frames {
@@ -35,18 +33,26 @@ pub fn split_batch(batch: usize, runs: usize) -> Vec<Frames> {
         .collect()
 }
 
-/// The runs of frames a call of `batch` frames computes concurrently: at least `FILM_TOKENS`
-/// frames each, since a FiLM linear block takes a tile's `FILM_TOKENS` frames (B=8: two runs of
-/// four).
+/// Frames a run takes, about: a batch runs in `ceil(batch / RUN_FRAMES)` runs.
 ///
-/// Measured on an H100 (2026-11-27, `benches/results/README.md`, seventeenth session), in-process
-/// bench: B=8 218 us in one run, 206 in two, 209.5 in four, 222 in eight. `ff_base` on a side
-/// stream of its own as well lost in apex-host: the profile 61.9 -> 62.8 us, tiles 32/16 116.7
-/// -> 120.8, and at B=8 in two runs 204.5 -> 207 in process (it moves DRAM at 76 % of its peak,
-/// which the packs and refines beside it need), so it runs on the host's stream before the first
-/// run's levels.
+/// Measured on an H100 (2026-11-27, `benches/results/README.md`, nineteenth session, call 6),
+/// in-process bench against other run lengths in the same call: B=4 125.5 us in runs of 2+2
+/// against 129.0 in one run; B=8 201.1-201.5 in 3+3+2 against 204.0-204.2 in 4+4 and 202.9-203.3
+/// in 3+3+1+1; B=16 351.7-352.9 in 3+3+3+3+2+2 against 359.8-361.2 in four runs of four, 357-358
+/// in five runs and 366.7-366.9 in three. Shorter runs overlap more of the levels' latency-bound
+/// launches; more than about three frames a run leaves the GPU idle between them, while runs of
+/// one or two frames multiply the launches (B=8: 222 us in eight runs, seventeenth session).
+pub const RUN_FRAMES: usize = 3;
+
+/// The runs of frames a call of `batch` frames computes concurrently: runs of about
+/// [`RUN_FRAMES`] frames (B=8: 3+3+2).
+///
+/// `ff_base` on a side stream of its own as well lost in apex-host (seventeenth session): the
+/// profile 61.9 -> 62.8 us, tiles 32/16 116.7 -> 120.8, and at B=8 in two runs 204.5 -> 207 in
+/// process (it moves DRAM at 76 % of its peak, which the packs and refines beside it need), so it
+/// runs on the host's stream before the first run's levels.
 pub fn runs(batch: usize) -> Vec<Frames> {
-    split_batch(batch, batch / FILM_TOKENS)
+    split_batch(batch, batch.div_ceil(RUN_FRAMES))
 }
 
 /// A call's runs of frames and the streams they run on: run 0 on the host's stream, run `i`
@@ -116,14 +122,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batches_run_in_runs_of_four_frames_or_more() {
+    fn batches_run_in_runs_of_about_three_frames() {
         let plan = |b| runs(b).iter().map(|f| f.n).collect::<Vec<_>>();
         assert_eq!(plan(1), [1]);
         assert_eq!(plan(3), [3]);
-        assert_eq!(plan(4), [4]);
-        assert_eq!(plan(8), [4, 4]);
-        assert_eq!(plan(11), [6, 5]);
-        assert_eq!(plan(16), [4, 4, 4, 4]);
+        assert_eq!(plan(4), [2, 2]);
+        assert_eq!(plan(8), [3, 3, 2]);
+        assert_eq!(plan(11), [3, 3, 3, 2]);
+        assert_eq!(plan(16), [3, 3, 3, 3, 2, 2]);
     }
 
     #[test]
