@@ -157,3 +157,18 @@ call7() {
   for r in 1 2; do host_ab prev_$r ff_prev; host_ab new_$r ff_new; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 8 (issue 13): every acceptance figure again with the landed build, in one call. The case
+# exported with its CUDA fp16 outputs, the PyTorch anchor on it (parity, then eager, torch.compile
+# and reduce-overhead timed), then apex-host's ff_model suite with the anchor's rows (the
+# landed plugin build, carried as .device/host/release/libapex_plugin_ff_model.so).
+call8() {
+  step ff_export 180 $B/ff_model_export --out /tmp/ff_export --cuda
+  mkdir -p /tmp/anchor; step ff_torch 360 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
+  step ff_run 200 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
+    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
+  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
+  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
+  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
+  grep -iE "parity|max|torch|eager|compile|frames|fail" "$OUT/anchor_run.txt" | head -30
+}
