@@ -172,3 +172,23 @@ call8() {
   rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
   grep -iE "parity|max|torch|eager|compile|frames|fail" "$OUT/anchor_run.txt" | head -30
 }
+
+# Call 9 (issue 13): the lean refine as persistent clusters (ff_model_persistent_lean_experiment_s19.patch:
+# the kernel loops over the level's tiles, APEX_FF_PERSIST=N caps a launch at N clusters; LEAN3
+# (APEX_FF_DEFINES) builds it for three CTAs a SM at 80 registers, since the loop spills ~170
+# bytes at 64). Self-check under lean with N=16; in-process bench of B=8, two rounds.
+call9() {
+  APEX_FF_DEFINES=LEAN3 APEX_FF_PERSIST=16 $B/ff_persist --only 'profile,B=3,B=8,tiles 32/16,C=16 36x60 tiles 6/3' --refine lean > $OUT/check_persist.log 2>&1
+  echo "check rc=$? ok=$(grep -c '^ok' $OUT/check_persist.log) fail=$(grep -c '^FAIL' $OUT/check_persist.log)"
+  for r in 1 2; do
+    $B/ff_model_gpu_check_prev --bench-only --only 'B=8' --refine auto > /tmp/o.log 2>&1
+    echo "prev r$r $(grep -E '^B=8 ' /tmp/o.log)" | tee -a $OUT/persist.txt
+    for v in d64 d64_p16 l3 l3_p8 l3_p12 l3_p16 l3_p24 l3_p32 l3_p48; do
+      defs=; [ "${v#l3}" != "$v" ] && defs=LEAN3
+      p=${v##*_p}; [ "$p" = "$v" ] && p=
+      if [ -n "$p" ]; then env APEX_FF_DEFINES=$defs APEX_FF_PERSIST=$p $B/ff_persist --bench-only --only 'B=8' --refine auto > /tmp/o.log 2>&1
+      else env APEX_FF_DEFINES=$defs $B/ff_persist --bench-only --only 'B=8' --refine auto > /tmp/o.log 2>&1; fi
+      echo "$v r$r $(grep -E '^B=8 ' /tmp/o.log)" | tee -a $OUT/persist.txt
+    done
+  done
+}
