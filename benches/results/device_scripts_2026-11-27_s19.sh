@@ -3,7 +3,8 @@
 # device machine with the release binaries carried in .device/bin (and apex-host with its plugins
 # in .device/host/release, the A/B plugin builds in .device/ab). Usage on the device:
 # `source benches/results/device_scripts_2026-11-27_s19.sh; call1`. `prev` is the committed
-# 452f334 (main's kernels at 7db8ee7).
+# 452f334 (main's kernels at 7db8ee7). Calls 1-6 and 9 ran experiment builds (environment knobs
+# and #define variants the landed code does not have), each kept as a patch beside this script.
 set -u
 B=.device/bin
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
