@@ -546,8 +546,9 @@ __device__ __forceinline__ bool gemv_finish(GemvSlice& g, const float* __restric
 // per block (then two launches) fixed B=1, but at B=8 every (tile, frame) block still read its
 // slice, the same few KiB from L2 by ~1,000 blocks (L1's two launches: 39 us on an H100). Now
 // the scan runs once per channel of a frame, and each linear block applies its weight slice to
-// the tile's FILM_TOKENS frames at once (4: at B=8 two blocks a tile and slice, 160 blocks at L0;
-// eight frames a block left 80 blocks for 132 SMs).
+// up to FILM_TOKENS of the tile's frames at once (4; eight frames a block left 80 blocks for 132
+// SMs at B=8 in one launch). The host launches each run of frames (device/streams.rs: at most
+// three frames since the nineteenth session) on its own, so a block now takes a run's frames.
 //
 // ff_film_scan: grid (B, ceil(C / WARPS)), a warp per channel. The bidirectional scan over the
 // frame's K tokens (forward over 0..k, backward over K-1..k, from zero states) for every tile:

@@ -39,9 +39,13 @@ pub fn split_batch(batch: usize, runs: usize) -> Vec<Frames> {
 /// in-process bench against other run lengths in the same call: B=4 125.5 us in runs of 2+2
 /// against 129.0 in one run; B=8 201.1-201.5 in 3+3+2 against 204.0-204.2 in 4+4 and 202.9-203.3
 /// in 3+3+1+1; B=16 351.7-352.9 in 3+3+3+3+2+2 against 359.8-361.2 in four runs of four, 357-358
-/// in five runs and 366.7-366.9 in three. Shorter runs overlap more of the levels' latency-bound
-/// launches; more than about three frames a run leaves the GPU idle between them, while runs of
-/// one or two frames multiply the launches (B=8: 222 us in eight runs, seventeenth session).
+/// in five runs and 366.7-366.9 in three; runs of one frame lose (B=8: 222 us in eight runs,
+/// seventeenth session). A reading, not measured: more runs overlap more of the levels'
+/// latency-bound launches, until each run's launches cost more than the overlap saves.
+///
+/// Runs are then at most three frames, so a FiLM linear block (`FILM_TOKENS` = 4 frames of its
+/// run) always has a slot to spare; the earlier rule kept runs at `FILM_TOKENS` frames or more
+/// for that reason, and the measurements above include the spare slot.
 pub const RUN_FRAMES: usize = 3;
 
 /// The runs of frames a call of `batch` frames computes concurrently: runs of about
