@@ -382,14 +382,19 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
 // tile's pixels of src[b,c,:,:] as f32; tokens[b,k,c] = their mean. Where t and W are multiples
 // of 4 (every tile row a run of whole 4-pixel groups, 8- or 16-byte aligned) each lane moves four
 // pixels a load and a float4 a store, all its loads in flight at once; elsewhere a pixel a load.
+// The loads are evict-first (ld.global.cs): nothing else in the frame reads a selected tile's
+// source (ff_base skips L0's, the refines read the packed copy, and l0map's pixels feed only the
+// L1 pack). H100, apex-host against plain loads in one call: B=8 199.0-199.1 us against
+// 200.8-202.6, every other case within 0.4 us (twentieth session, call 3). The refines' staging
+// loads of the packed tile, evict-first or without L1 allocation, cost B=8 ~5 us (same call).
 
 template <typename T>
 __device__ __forceinline__ float load_f32(const T* p);
 template <>
-__device__ __forceinline__ float load_f32<float>(const float* p) { return *p; }
+__device__ __forceinline__ float load_f32<float>(const float* p) { return __ldcs(p); }
 #if DTYPE != 0
 template <>
-__device__ __forceinline__ float load_f32<S>(const S* p) { return to_f32(*p); }
+__device__ __forceinline__ float load_f32<S>(const S* p) { return to_f32(__ldcs(p)); }
 #endif
 
 // Four consecutive elements from a 4-element-aligned address, as f32.
@@ -397,12 +402,12 @@ template <typename T>
 __device__ __forceinline__ float4 load4_f32(const T* p);
 template <>
 __device__ __forceinline__ float4 load4_f32<float>(const float* p) {
-    return *reinterpret_cast<const float4*>(p);
+    return __ldcs(reinterpret_cast<const float4*>(p));
 }
 #if DTYPE != 0
 template <>
 __device__ __forceinline__ float4 load4_f32<S>(const S* p) {
-    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
     return make_float4(to_f32((S)(v.x & 0xffffu)), to_f32((S)(v.x >> 16)),
                        to_f32((S)(v.y & 0xffffu)), to_f32((S)(v.y >> 16)));
 }
