@@ -104,3 +104,52 @@ call3() {
   for r in 1 2; do host_ab main_$r ff_main; host_ab pk_$r ff_pk; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 4 (issue 13): where ff_base runs. Today it covers the whole batch on the host's stream
+# before run 0's levels (B=8: ~29 µs that run 0 waits for). ff_bp: main (with call 3's packs)
+# plus an APEX_FF_BASE knob (experiment only, ff_model_base_per_run_experiment_s20.patch):
+# unset = today's placement; `start` = one base pass per run, first on the run's stream;
+# `end` = one per run, after the run's L1 refine (the base writes only pixels no refine writes,
+# so the order within a run does not matter). Self-checks of both placements (six shapes, fp16,
+# bf16, fp32), the in-process bench against ff_pk (the landed build), two rounds, then
+# apex-host's ff_model suite, alternating, two rounds.
+bench_env() {  # $1: label, $2: binary, $3: APEX_FF_BASE value (may be empty)
+  APEX_FF_BASE=$3 $B/$2 --bench-only --only 'profile,B=4,B=8,B=16' --refine auto > /tmp/o.log 2>&1
+  echo "-- $1 rc=$?" >> $OUT/bench.txt
+  grep -E '^(profile|B=[0-9]+) ' /tmp/o.log >> $OUT/bench.txt
+}
+call4() {
+  for p in start end; do
+    APEX_FF_BASE=$p $B/ff_bp --only 'profile,B=3,B=8,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto > $OUT/check_$p.log 2>&1
+    echo "check $p rc=$? ok=$(grep -c '^ok' $OUT/check_$p.log) fail=$(grep -c '^FAIL' $OUT/check_$p.log)" | tee -a $OUT/checks.txt
+  done
+  for r in 1 2; do
+    bench_env pk ff_pk ''; bench_env bp_none ff_bp ''; bench_env bp_start ff_bp start; bench_env bp_end ff_bp end
+  done
+  python3 - "$OUT/bench.txt" <<'PY'
+import collections, re, sys
+rows = collections.defaultdict(lambda: collections.defaultdict(list))
+v = None
+for line in open(sys.argv[1]):
+    if line.startswith('-- '): v = line.split()[1]; continue
+    m = re.match(r'(profile|B=\d+)\s.*?\s(\d+\.\d+)\s+\d+\s', line)
+    if m: rows[m.group(1)][v].append(m.group(2))
+for case, per in rows.items():
+    print('%-8s' % case, '  '.join('%s %s' % (k, '/'.join(x)) for k, x in per.items()))
+PY
+  for r in 1 2; do
+    host_ab pk_$r ff_pk
+    APEX_FF_BASE=start host_ab start_$r ff_bp
+    APEX_FF_BASE=end host_ab end_$r ff_bp
+  done
+  ab_table | tee $OUT/ab_table.txt
+}
+
+# Call 5 (issue 13): the refine block in PyTorch (benches/probes/ff_refine_block_torch.py: cuDNN's
+# depthwise, cuBLAS's pointwise, GroupNorm, the gate; eager and torch.compile, each replayed from
+# a CUDA graph over rotating sets) on one frame's tiles and eight frames', fp16: how a
+# throughput-built library's block scales from B=1 to B=8.
+call5() {
+  step refine_block_torch 300 python3 benches/probes/ff_refine_block_torch.py
+  cat $OUT/refine_block_torch.log
+}
