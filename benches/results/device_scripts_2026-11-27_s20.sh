@@ -153,3 +153,18 @@ call5() {
   step refine_block_torch 300 python3 benches/probes/ff_refine_block_torch.py
   cat $OUT/refine_block_torch.log
 }
+
+# Call 6 (issue 13): the plugin's refine blocks alone (ff_model_gpu_check's new `--stage
+# refines`: after the verified frames, only the two levels' refines of each call, in the same
+# graph timing) beside the PyTorch probe of call 5, in one call. ff_stage: main with the stage
+# flag. A short self-check of the refactored launch path, the frame and refines-only benches of
+# the profile and B=8, then the probe.
+call6() {
+  step ff_check_stage 150 $B/ff_stage --only 'profile,B=3,C=16 36x60 tiles 6/3,nothing selected' --refine auto
+  echo "check ok=$(grep -c '^ok' $OUT/ff_check_stage.log) fail=$(grep -c '^FAIL' $OUT/ff_check_stage.log)"
+  step ff_frame 120 $B/ff_stage --bench-only --only 'profile,B=8' --refine auto
+  step ff_refines 120 $B/ff_stage --bench-only --only 'profile,B=8' --refine auto --stage refines
+  step refine_block_torch 200 python3 benches/probes/ff_refine_block_torch.py
+  grep -E "^(profile|B=8|scaling|bench)" $OUT/ff_frame.log $OUT/ff_refines.log
+  tail -9 $OUT/refine_block_torch.log
+}

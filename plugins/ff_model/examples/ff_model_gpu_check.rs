@@ -15,9 +15,14 @@
 //! like apex-host's batch mode: `rotate` to buffer sets whose declared bytes total at least 3 × L2,
 //! the calls (a multiple of the sets, at least 50) captured in one CUDA graph, the median of 10
 //! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path.
+//! `--stage refines` times only the two levels' refine blocks of each call (after the verified
+//! frames, which leave the packed tiles and FiLM vectors they read): their cost apart from the
+//! rest of the frame, for a side-by-side with `benches/probes/ff_refine_block_torch.py`. Their
+//! outputs rotate with the sets; the packed tiles they read are one buffer a level (L2-warm).
 //!
 //! ```text
 //! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine PATH[,PATH..]] [--bench | --bench-only]
+//!                    [--stage frame|refines]
 //! ```
 //! PATH: `auto`, `fused`, `lean` or `split` (default `auto,split`).
 //! Exits 0 when every check (and every bench row's verify) passes, 1 when one fails, 2 without a
@@ -242,14 +247,21 @@ impl Timer<'_> {
             .map_err(|e| cuda_error(e).to_string())
     }
 
-    fn time(&self, case: &mut FfCase) -> Result<Timing, String> {
+    /// Times `call` (one call of the case: a frame, or its refines alone).
+    fn time(
+        &self,
+        case: &mut FfCase,
+        call: fn(&mut FfCase) -> Result<(), PluginError>,
+    ) -> Result<Timing, String> {
         let work = case.work();
         let bytes = (work.bytes_read + work.bytes_written).max(1);
         let want = (3 * self.l2).div_ceil(bytes).clamp(1, 256) as u32;
         let sets = case.rotate(want).map_err(|e| format!("rotate: {e}"))?;
         let calls = 50usize.div_ceil(sets as usize) * sets as usize;
+        // A frame first: it leaves the state a refines-only call reads.
+        case.run().map_err(|e| format!("run: {e}"))?;
         for _ in 0..3 {
-            case.run().map_err(|e| format!("run: {e}"))?;
+            call(case).map_err(|e| format!("run: {e}"))?;
         }
         self.stream.synchronize().map_err(|e| e.to_string())?;
         self.stream
@@ -257,7 +269,7 @@ impl Timer<'_> {
             .map_err(|e| format!("begin capture: {e}"))?;
         let mut captured = Ok(());
         for _ in 0..calls {
-            if let Err(e) = case.run() {
+            if let Err(e) = call(case) {
                 captured = Err(format!("run in capture: {e}"));
                 break;
             }
@@ -295,6 +307,7 @@ fn bench_row(
     overrides: &Overrides,
     handles: CudaHandles,
     refine: Refine,
+    refines_only: bool,
 ) -> Result<(String, f64, bool), String> {
     let tol = problem::descriptor().tolerance_for(Precision::Fp16);
     let mut case = setup(overrides, Precision::Fp16, handles, Some(refine))?;
@@ -304,7 +317,12 @@ fn bench_row(
     timer.stream.synchronize().map_err(|e| e.to_string())?;
     let acc = case.verify(&tol).map_err(|e| format!("verify: {e}"))?;
     let ok = acc.within(&tol) && acc.non_finite == 0;
-    let t = timer.time(&mut case)?;
+    let call: fn(&mut FfCase) -> Result<(), PluginError> = if refines_only {
+        FfCase::run_refines
+    } else {
+        FfCase::run
+    };
+    let t = timer.time(&mut case, call)?;
     let fps = case.problem().batch as f64 * 1e6 / t.us;
     let line = format!(
         "{:<20} {:>9.2} {:>10.0}   {:>2} x {:<3}  {}",
@@ -349,6 +367,18 @@ fn main() -> ExitCode {
             }
         });
     }
+    let refines_only = match list(&args, "--stage").as_deref() {
+        None => false,
+        Some([stage]) if stage == "frame" => false,
+        Some([stage]) if stage == "refines" => true,
+        Some(other) => {
+            eprintln!(
+                "ff_model_gpu_check: --stage {}: expected frame or refines",
+                other.join(",")
+            );
+            return ExitCode::from(3);
+        }
+    };
     let wanted = |label: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == label));
     // One stream, ordered by this program: no per-buffer events (illegal in the bench's captures).
     let gpu = match StandaloneGpu::open_untracked(0) {
@@ -399,7 +429,13 @@ fn main() -> ExitCode {
             l2,
         };
         println!(
-            "bench fp16, DRAM-cold batch (sets x calls a set in one graph, median of {REPLAYS} replays)"
+            "bench fp16{}, DRAM-cold batch (sets x calls a set in one graph, median of {REPLAYS} \
+             replays)",
+            if refines_only {
+                ": the refine blocks alone"
+            } else {
+                ""
+            }
         );
         println!(
             "{:<12} {:<20} {:>9} {:>10}   {:<8}  verify",
@@ -415,7 +451,7 @@ fn main() -> ExitCode {
                 continue;
             }
             for &refine in &refines {
-                match bench_row(&timer, &overrides, handles, refine) {
+                match bench_row(&timer, &overrides, handles, refine, refines_only) {
                     Ok((line, f, ok)) => {
                         failures += usize::from(!ok);
                         fps.push((label, refine, f));
@@ -436,8 +472,13 @@ fn main() -> ExitCode {
             };
             if let (Some(one), Some(eight)) = (at("profile"), at("B=8")) {
                 println!(
-                    "scaling {refine:?}: B=8 frames/s / B=1 frames/s = {:.2}x",
-                    eight / one
+                    "scaling {refine:?}: B=8 frames/s / B=1 frames/s = {:.2}x{}",
+                    eight / one,
+                    if refines_only {
+                        " (the refine blocks alone)"
+                    } else {
+                        ""
+                    }
                 );
             }
         }

@@ -206,6 +206,17 @@ impl FfCase {
         self.selections = want.to_vec();
         Ok(diff)
     }
+
+    /// Only the fast path's two refine blocks of one call (`DeviceState::launch_refines`): for
+    /// timing them apart from the frame, after a [`Instance::run`] of the fast path on CUDA.
+    pub fn run_refines(&mut self) -> Result<(), PluginError> {
+        match (&mut self.engine, self.problem.path) {
+            (Engine::Cuda(device), Path::Fast) => device.launch_refines(&self.problem),
+            _ => Err(PluginError::invalid(
+                "run_refines: only the CUDA fast path runs its refine blocks apart",
+            )),
+        }
+    }
 }
 
 impl Instance for FfCase {

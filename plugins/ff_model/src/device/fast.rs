@@ -4,7 +4,9 @@
 //! the refine block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per
 //! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's
 //! launches take every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its
-//! frames in their grids. A level that selects no tile launches nothing.
+//! frames in their grids. A level that selects no tile launches nothing. `launch_refines`
+//! enqueues only the refine blocks of a call, for timing them apart (`ff_model_gpu_check --stage
+//! refines`).
 
 use apex_plugin_api::{
     PluginError,
@@ -121,7 +123,36 @@ impl DeviceState {
 
         // Each run of frames computes both levels on a stream of its own: L1 reads only its own
         // frames' L0 results.
-        for (stream, frames) in self.runs.streams(stream) {
+        self.levels(set, problem, |l| l.launch())?;
+        self.runs.join(stream)
+    }
+
+    /// Only the two levels' refine blocks of one call, on the runs' streams, with the next
+    /// buffer set's outputs: what they cost without the rest of the frame (the bench's
+    /// `--stage refines`). They read the packed tiles, FiLM vectors and selections the last
+    /// [`DeviceState::launch_fast`] left, so one must have run; the outputs are then the
+    /// refines' part of a frame, not a whole one.
+    pub fn launch_refines(&mut self, problem: &FfProblem) -> Result<(), PluginError> {
+        let i = self.cursor;
+        self.cursor = (i + 1) % self.sets.len();
+        self.runs.fork(&self.session.stream)?;
+        self.levels(&self.sets[i], problem, |l| l.refine())?;
+        self.runs.join(&self.session.stream)
+    }
+
+    /// `each` of L0, then L1, for every run of frames on the run's stream.
+    fn levels(
+        &self,
+        set: &FrameSet,
+        problem: &FfProblem,
+        each: fn(&Level<'_>) -> Result<(), PluginError>,
+    ) -> Result<(), PluginError> {
+        let (c, h, w) = (
+            problem.channels as i32,
+            problem.height as i32,
+            problem.width as i32,
+        );
+        for (stream, frames) in self.runs.streams(&self.session.stream) {
             let run = |l, source| Level {
                 fast: &self.fast,
                 stream,
@@ -130,15 +161,15 @@ impl DeviceState {
                 source,
                 l0map: &self.l0map,
                 cover: &self.cover,
-                g0: g,
+                g0: self.hil0.len(),
                 frames,
                 dims: (c, h, w),
                 bytes: self.storage.bytes(),
             };
-            run(&self.l0, Source::Dense).launch()?;
-            run(&self.l1, Source::L0Map).launch()?;
+            each(&run(&self.l0, Source::Dense))?;
+            each(&run(&self.l1, Source::L0Map))?;
         }
-        self.runs.join(stream)
+        Ok(())
     }
 }
 
@@ -288,7 +319,16 @@ impl Level<'_> {
             unsafe { Self::go(a, cfg, name, None)? };
         }
 
-        match &l.refine {
+        self.refine()
+    }
+
+    /// The level's refine block alone, from the packed tiles and FiLM vectors its last
+    /// [`Level::launch`] left (a level that selects no tile launches nothing).
+    fn refine(&self) -> Result<(), PluginError> {
+        if self.l.k == 0 {
+            return Ok(());
+        }
+        match &self.l.refine {
             LevelRefine::Fused => self.fused(false),
             LevelRefine::Lean => self.fused(true),
             LevelRefine::Split { pre, stats } => self.split(pre, stats),
