@@ -440,4 +440,13 @@ mod tests {
             assert!(e.message.contains("hint"), "{}", e.message);
         }
     }
+
+    #[test]
+    fn only_the_cuda_fast_path_runs_its_refines_apart() {
+        let mut case = assert_checks(&[int("channels", 4)]);
+        let e = case
+            .run_refines()
+            .expect_err("a CPU case has no refine launches");
+        assert!(e.message.contains("CUDA fast path"), "{}", e.message);
+    }
 }
