@@ -44,6 +44,33 @@ use cudarc::driver::{
 
 type Overrides = Vec<(&'static str, ParamValue)>;
 
+/// What a bench row times (`--stage`).
+#[derive(Clone, Copy)]
+enum Stage {
+    /// Whole frames.
+    Frame,
+    /// Only the two levels' refine blocks of each call.
+    Refines,
+}
+
+impl Stage {
+    /// One call of the case at this stage.
+    fn call(self) -> fn(&mut FfCase) -> Result<(), PluginError> {
+        match self {
+            Self::Frame => FfCase::run,
+            Self::Refines => FfCase::run_refines,
+        }
+    }
+
+    /// What the bench's lines add to say so.
+    fn note(self) -> &'static str {
+        match self {
+            Self::Frame => "",
+            Self::Refines => " (the refine blocks alone)",
+        }
+    }
+}
+
 /// The shapes the bench times when `--only` names none.
 const BENCH_SHAPES: [&str; 2] = ["profile", "B=8"];
 
@@ -307,7 +334,7 @@ fn bench_row(
     overrides: &Overrides,
     handles: CudaHandles,
     refine: Refine,
-    refines_only: bool,
+    stage: Stage,
 ) -> Result<(String, f64, bool), String> {
     let tol = problem::descriptor().tolerance_for(Precision::Fp16);
     let mut case = setup(overrides, Precision::Fp16, handles, Some(refine))?;
@@ -317,12 +344,7 @@ fn bench_row(
     timer.stream.synchronize().map_err(|e| e.to_string())?;
     let acc = case.verify(&tol).map_err(|e| format!("verify: {e}"))?;
     let ok = acc.within(&tol) && acc.non_finite == 0;
-    let call: fn(&mut FfCase) -> Result<(), PluginError> = if refines_only {
-        FfCase::run_refines
-    } else {
-        FfCase::run
-    };
-    let t = timer.time(&mut case, call)?;
+    let t = timer.time(&mut case, stage.call())?;
     let fps = case.problem().batch as f64 * 1e6 / t.us;
     let line = format!(
         "{:<20} {:>9.2} {:>10.0}   {:>2} x {:<3}  {}",
@@ -367,10 +389,10 @@ fn main() -> ExitCode {
             }
         });
     }
-    let refines_only = match list(&args, "--stage").as_deref() {
-        None => false,
-        Some([stage]) if stage == "frame" => false,
-        Some([stage]) if stage == "refines" => true,
+    let stage = match list(&args, "--stage").as_deref() {
+        None => Stage::Frame,
+        Some([stage]) if stage == "frame" => Stage::Frame,
+        Some([stage]) if stage == "refines" => Stage::Refines,
         Some(other) => {
             eprintln!(
                 "ff_model_gpu_check: --stage {}: expected frame or refines",
@@ -431,11 +453,7 @@ fn main() -> ExitCode {
         println!(
             "bench fp16{}, DRAM-cold batch (sets x calls a set in one graph, median of {REPLAYS} \
              replays)",
-            if refines_only {
-                ": the refine blocks alone"
-            } else {
-                ""
-            }
+            stage.note()
         );
         println!(
             "{:<12} {:<20} {:>9} {:>10}   {:<8}  verify",
@@ -451,7 +469,7 @@ fn main() -> ExitCode {
                 continue;
             }
             for &refine in &refines {
-                match bench_row(&timer, &overrides, handles, refine, refines_only) {
+                match bench_row(&timer, &overrides, handles, refine, stage) {
                     Ok((line, f, ok)) => {
                         failures += usize::from(!ok);
                         fps.push((label, refine, f));
@@ -474,11 +492,7 @@ fn main() -> ExitCode {
                 println!(
                     "scaling {refine:?}: B=8 frames/s / B=1 frames/s = {:.2}x{}",
                     eight / one,
-                    if refines_only {
-                        " (the refine blocks alone)"
-                    } else {
-                        ""
-                    }
+                    stage.note()
                 );
             }
         }

@@ -197,8 +197,7 @@ impl DeviceState {
                  graph cannot hold it (plain launches time it)",
             ));
         }
-        let i = self.cursor;
-        self.cursor = (i + 1) % self.sets.len();
+        let i = self.next_set();
         let e = self
             .eager
             .as_mut()

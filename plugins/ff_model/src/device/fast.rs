@@ -70,8 +70,7 @@ unsafe fn launch(mut b: LaunchArgs<'_>, cfg: LaunchConfig, name: &str) -> Result
 impl DeviceState {
     /// Enqueues one call of the fast path on the host's stream with the next buffer set.
     pub fn launch_fast(&mut self, problem: &FfProblem) -> Result<(), PluginError> {
-        let i = self.cursor;
-        self.cursor = (i + 1) % self.sets.len();
+        let i = self.next_set();
         let set = &self.sets[i];
         let stream = &self.session.stream;
         let (b, c) = (problem.batch, problem.channels as i32);
@@ -133,8 +132,7 @@ impl DeviceState {
     /// [`DeviceState::launch_fast`] left, so one must have run; the outputs are then the
     /// refines' part of a frame, not a whole one.
     pub fn launch_refines(&mut self, problem: &FfProblem) -> Result<(), PluginError> {
-        let i = self.cursor;
-        self.cursor = (i + 1) % self.sets.len();
+        let i = self.next_set();
         self.runs.fork(&self.session.stream)?;
         self.levels(&self.sets[i], problem, |l| l.refine())?;
         self.runs.join(&self.session.stream)

@@ -122,6 +122,7 @@ pub struct DeviceState {
     pub l0: LevelState,
     pub l1: LevelState,
     pub sets: Vec<FrameSet>,
+    /// The buffer set the next call uses ([`DeviceState::next_set`]).
     pub cursor: usize,
     /// The eager path's kernels and intermediates (`path = eager` only).
     pub eager: Option<EagerState>,
@@ -148,6 +149,13 @@ fn hilbert_table(gh: usize, gw: usize) -> Vec<i32> {
 }
 
 impl DeviceState {
+    /// The buffer set a call uses, advancing the rotation for the next call.
+    pub fn next_set(&mut self) -> usize {
+        let i = self.cursor;
+        self.cursor = (i + 1) % self.sets.len();
+        i
+    }
+
     /// Attaches to the host's stream, loads the (cached) program, uploads the weights, the
     /// tables and `inputs` as set 0, with poisoned outputs.
     pub fn new(
