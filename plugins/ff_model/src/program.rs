@@ -34,6 +34,13 @@ pub const MAX_CLUSTER: usize = 8;
 pub const WARPS: usize = 8;
 /// Threads of every block (`THREADS` in the source).
 pub const THREADS: u32 = 32 * WARPS as u32;
+/// The shapes `ff_refine_apply_lean` is also compiled for with the shape constant (`LEAN_ENTRY`
+/// in the source): (channels, tile size, entry point). A level of one of them runs its own copy,
+/// whose index math the compiler folds.
+pub const LEAN_SHAPES: [(usize, usize, &str); 2] = [
+    (128, 16, "ff_refine_apply_lean_c128_t16"),
+    (128, 8, "ff_refine_apply_lean_c128_t8"),
+];
 
 /// The source for `storage`: one `#define` line, then [`FAST_SOURCE`] and [`EAGER_SOURCE`]
 /// (one module holds both paths).
@@ -80,6 +87,19 @@ mod tests {
         }
     }
 
+    /// Each shape the lean refine is compiled for names an entry point the source defines for
+    /// that shape.
+    #[test]
+    fn every_lean_shape_is_an_entry_point_of_its_shape() {
+        for (c, t, name) in LEAN_SHAPES {
+            let line = format!("LEAN_ENTRY({name}, {c}, {t})");
+            assert!(
+                FAST_SOURCE.lines().any(|l| l.trim() == line),
+                "cuda/ff_fast.cu has no line `{line}`"
+            );
+        }
+    }
+
     /// Every storage's source compiles for the H100's architecture (needs NVRTC, not a GPU).
     #[test]
     fn every_storage_compiles_when_nvrtc_is_present() {
@@ -101,6 +121,8 @@ mod tests {
                 "ff_apply",
                 "ff_refine_apply",
                 "ff_refine_apply_lean",
+                "ff_refine_apply_lean_c128_t16",
+                "ff_refine_apply_lean_c128_t8",
                 "e_gather",
                 "e_pwconv",
                 "e_fuse",
@@ -123,15 +145,17 @@ mod tests {
         }
         for s in [Storage::F32, Storage::F16, Storage::Bf16] {
             let log = ptxas_log(&source(s));
+            // Four CTAs a SM (LEAN_MIN_BLOCKS); bf16 three.
+            let lean = if s == Storage::Bf16 { 80 } else { 64 };
+            let shaped = LEAN_SHAPES.iter().map(|(_, _, name)| (*name, lean));
             for (entry, max_registers) in [
                 ("ff_refine", 255),
                 ("ff_refine_apply", 128),
-                // Four CTAs a SM (LEAN_MIN_BLOCKS); bf16 three.
-                (
-                    "ff_refine_apply_lean",
-                    if s == Storage::Bf16 { 80 } else { 64 },
-                ),
-            ] {
+                ("ff_refine_apply_lean", lean),
+            ]
+            .into_iter()
+            .chain(shaped)
+            {
                 let (registers, spills) = ptxas_entry(&log, entry)
                     .unwrap_or_else(|| panic!("{s:?}: no ptxas report of {entry}:\n{log}"));
                 assert!(

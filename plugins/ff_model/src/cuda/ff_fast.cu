@@ -27,7 +27,8 @@
 //                  three): the GEMM's output waits for the statistics in shared memory, not in
 //                  registers, and the finish stores runs of consecutive pixels; Refine::Auto
 //                  (device/refine.rs) runs it on a level where its extra CTAs a SM save a wave
-//                  of clusters
+//                  of clusters; it is also compiled for the profile's two level shapes
+//                  (ff_refine_apply_lean_c128_t16, _t8: LEAN_ENTRY), which those levels run
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
@@ -901,6 +902,7 @@ __device__ __forceinline__ void depthwise_rows(const float* m, const float* wv, 
 // t = 16): with 32 channels a round, the four rounds' load latencies were the largest share of
 // the lean kernel's stall samples at B=8 (H100, 2026-11-26).
 #define CB 128
+template <int BD = 0>
 __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
                                              const float* __restrict__ fk, const Level& l,
                                              float* smem, int C, int t, int p0, int p1,
@@ -915,7 +917,10 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
         // A power of two (C - c0 is a multiple of 16), so that cb divides the block.
         cb = 1 << (31 - __clz(min(CB, C - c0)));
         if (c0 > 0) __syncthreads();  // the previous block's mod reads are done
-        const int bd = blockDim.x;
+        // The block's threads: blockDim.x unless the caller fixes them (BD: the shape-compiled
+        // lean kernels pass THREADS; read where they are used, ptxas fits the general lean
+        // kernel in 64 registers without spilling, fp16 included).
+        const int bd = BD > 0 ? BD : (int)blockDim.x;
         if ((t & 3) == 0) {
             // float4 loads (t a multiple of 4: a group of four never straddles a row, and every
             // row offset is 16-byte aligned). Each thread keeps one group position of the window
@@ -983,7 +988,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
         for (int j = 0; j < 9; ++j) wv[j] = l.dw_w[c * 9 + j];
         const float dwb = l.dw_b[c];
         const float* m = mod + cc * ms;
-        const int run = CHUNK * cb / blockDim.x;
+        const int run = CHUNK * cb / (BD > 0 ? (unsigned)BD : blockDim.x);
         if (p1 - p0 == CHUNK && t == 16 && run % 16 == 0) {
             depthwise_rows<16>(m, wv, dwb, bs, bstride, c, h * run, run / 16,
                                (p0 + h * run) / 16 - row_lo);
@@ -994,7 +999,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
             // Branch-free: an out-of-tile column reads a clamped neighbour with weight 0; a pixel
             // past the chunk's end computes a value that is then replaced by 0 (its GEMM column
             // is never stored).
-            for (int n = h; n < CHUNK; n += blockDim.x / cb) {
+            for (int n = h; n < CHUNK; n += (BD > 0 ? (unsigned)BD : blockDim.x) / cb) {
                 const int p = min(p0 + n, p1 - 1);
                 const int py = div_small(p, t, inv_t), x = p - py * t, r = py - row_lo;
                 float acc = dwb;
@@ -1586,12 +1591,16 @@ __device__ __forceinline__ void store_run(S* dst, const float* v) {
 #define LEAN_MIN_BLOCKS 4
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine_apply_lean(
+// The body of every lean entry point (LEAN_ENTRY below): CC, TT > 0 fix the channels and the tile
+// size (the arguments then carry the same values), 0 takes them from the arguments.
+template <int CC, int TT>
+__device__ __forceinline__ void refine_apply_lean(
     const float* __restrict__ packed, const float* __restrict__ film,
     const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
     const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
-    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int C, int H, int W, int t,
-    int gw, int K) {
+    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int c_arg, int H, int W,
+    int t_arg, int gw, int K) {
+    const int C = CC > 0 ? CC : c_arg, t = TT > 0 ? TT : t_arg;
     extern __shared__ float ref_smem[];
     __shared__ float part[WARPS][3];
     __shared__ float published[2];  // this chunk's (sum, M2), read by every CTA of the cluster
@@ -1602,7 +1611,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine
     // GroupNorm's weights and biases and the tile's FiLM, [2C] each, staged before the GEMM (see
     // ff_refine_apply).
     __shared__ float norm_w[32 * WARPS], norm_b[32 * WARPS], gamma_beta[32 * WARPS];
-    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z;
+    const int chunks = TT > 0 ? (TT * TT + CHUNK - 1) / CHUNK : (int)gridDim.x;
     const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
     const Level l = level_at(weights, C);
     const long long tk = (long long)b * K + k;
@@ -1613,7 +1623,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine
     // operand's modulated rows (dead once the operand is built: "a" is stashed after that) and
     // before its bs (whose last read precedes the "b" rows' stores); host: lean_smem.
     float* stash = ref_smem;
-    const S* bs = refine_operand(tile, fk, l, ref_smem, C, t, p0, p1, 2 * C * CHUNK);
+    const S* bs =
+        refine_operand<(TT > 0 ? THREADS : 0)>(tile, fk, l, ref_smem, C, t, p0, p1, 2 * C * CHUNK);
 
     {
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
@@ -1727,4 +1738,26 @@ extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) ff_refine
     }
     cluster_wait();
 }
+
+// The kernel's entry points: the general one (every shape an argument) and copies compiled for
+// one shape each (C = CC, t = TT; program.rs: LEAN_SHAPES), whose index math, loop bounds and
+// chunk count fold to constants, and whose staging takes the block size as THREADS. Same code,
+// same order of operations: each copy's outputs are the general kernel's. H100, in process,
+// against main in one call: B=8 197.2-198.4 -> 190.2-190.9 us, the refine blocks alone at B=8
+// 101.6 -> 95.3; apex-host: B=8 199.5-200.0 -> 191.5-192.3, every other fast case within 0.3 us
+// or faster (twenty-first session, calls 1-2). The general kernel keeps blockDim.x: a constant
+// there moves ptxas to a 4-byte spill in fp16.
+#define LEAN_ENTRY(NAME, CC, TT)                                                                  \
+    extern "C" __global__ void __launch_bounds__(THREADS, LEAN_MIN_BLOCKS) NAME(                  \
+        const float* __restrict__ packed, const float* __restrict__ film,                         \
+        const float* __restrict__ weights, const int* __restrict__ ids,                           \
+        const S* __restrict__ boundary, const S* __restrict__ uncertainty, S* __restrict__ heavy, \
+        S* __restrict__ detail, float* __restrict__ l0map, const unsigned char* __restrict__ cover,\
+        int C, int H, int W, int t, int gw, int K) {                                              \
+        refine_apply_lean<CC, TT>(packed, film, weights, ids, boundary, uncertainty, heavy,       \
+                                  detail, l0map, cover, C, H, W, t, gw, K);                       \
+    }
+LEAN_ENTRY(ff_refine_apply_lean, 0, 0)
+LEAN_ENTRY(ff_refine_apply_lean_c128_t16, 128, 16)
+LEAN_ENTRY(ff_refine_apply_lean_c128_t8, 128, 8)
 #endif

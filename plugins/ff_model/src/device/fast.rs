@@ -363,11 +363,13 @@ impl Level<'_> {
         let (c, h, w) = self.dims;
         let (b0, b) = (self.frames.b0, self.frames.n);
         let (function, name, smem) = if lean {
-            (&fast.refine_apply_lean, "ff_refine_apply_lean", l.lean_smem)
+            let shaped = fast.lean(c as usize, l.t);
+            let name = shaped.map_or("ff_refine_apply_lean", |(_, name)| name);
+            (shaped.map(|(f, _)| f), name, l.lean_smem)
         } else {
-            (&fast.refine_apply, "ff_refine_apply", l.refine_smem)
+            (fast.refine_apply.as_ref(), "ff_refine_apply", l.refine_smem)
         };
-        let refine_apply = function.as_ref().ok_or_else(|| {
+        let refine_apply = function.ok_or_else(|| {
             PluginError::cuda(format!(
                 "a fused refine level without {name} (a plugin bug)"
             ))

@@ -101,6 +101,26 @@ pub struct FastFunctions {
     pub refine_apply: Option<CudaFunction>,
     /// `ff_refine_apply_lean` (sm_90 and later, as `refine_apply`).
     pub refine_apply_lean: Option<CudaFunction>,
+    /// Its copies compiled for one shape each (`program::LEAN_SHAPES`, in that order; empty
+    /// where `refine_apply_lean` is `None`).
+    pub lean_shaped: Vec<CudaFunction>,
+}
+
+impl FastFunctions {
+    /// The lean refine a level of `channels` channels and `t`-pixel tiles runs, with its entry
+    /// point's name: its shape's copy where `program::LEAN_SHAPES` has one, else the general one.
+    pub fn lean(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
+        let shaped = program::LEAN_SHAPES
+            .iter()
+            .zip(&self.lean_shaped)
+            .find(|((c, tt, _), _)| (*c, *tt) == (channels, t))
+            .map(|((_, _, name), f)| (f, *name));
+        shaped.or_else(|| {
+            self.refine_apply_lean
+                .as_ref()
+                .map(|f| (f, "ff_refine_apply_lean"))
+        })
+    }
 }
 
 /// The device side of a case. `sets[0]` is the set uploads, poisoning, downloads and the first
@@ -188,6 +208,14 @@ impl DeviceState {
             refine_apply_lean: (handles.compute_capability_major >= 9)
                 .then(|| f("ff_refine_apply_lean"))
                 .transpose()?,
+            lean_shaped: if handles.compute_capability_major >= 9 {
+                program::LEAN_SHAPES
+                    .iter()
+                    .map(|(_, _, name)| f(name))
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            },
         };
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);
@@ -240,7 +268,8 @@ impl DeviceState {
             .unwrap_or(0);
         let opt_in = std::iter::once((&fast.refine, smem))
             .chain(fast.refine_apply.iter().map(|f| (f, smem)))
-            .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)));
+            .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)))
+            .chain(fast.lean_shaped.iter().map(|f| (f, lean)));
         for (refine, smem) in opt_in {
             if smem > 48 * 1024 {
                 refine
@@ -352,8 +381,10 @@ impl DeviceState {
     /// How many of `level`'s clusters each fused kernel holds at once, or `None` where the device
     /// (or module) has no cluster kernels or the level's tiles do not fit a cluster.
     fn residency(&self, level: &LevelState) -> Result<Option<Residency>, PluginError> {
-        let (Some(fused), Some(lean)) = (&self.fast.refine_apply, &self.fast.refine_apply_lean)
-        else {
+        let (Some(fused), Some((lean, _))) = (
+            &self.fast.refine_apply,
+            self.fast.lean(self.channels, level.t),
+        ) else {
             return Ok(None);
         };
         if !fits_cluster(self.channels, level.chunks) {
