@@ -112,3 +112,45 @@ call2() {
   for r in 1 2; do host_ab main_$r ff_main; host_ab spec_$r ff_spec; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 3 (issue 13, for the plan): Nsight Compute's full set and SASS source page of the shape
+# copies of the lean refine at B=8 (main at 934578d, ff_spec): one call's six lean launches (L0
+# and L1 of each of the three runs), every SASS instruction's executed count and stall samples
+# (CSV, summarised on the dev machine).
+call3() {
+  step ncu_lean 400 ncu --set full --import-source no --kernel-name regex:ff_refine_apply_lean_c128 \
+    --launch-skip 6 --launch-count 6 -o /tmp/lean $B/ff_spec --bench-only --only B=8 --refine auto
+  ncu -i /tmp/lean.ncu-rep --page details > "$OUT/lean_details.txt" 2>&1
+  ncu -i /tmp/lean.ncu-rep --page source --print-source sass --csv > /tmp/lean_sass.csv 2>&1
+  gzip -c /tmp/lean_sass.csv > "$OUT/lean_sass.csv.gz"
+  grep -E "^  ff_|Duration|Executed Ipc|Issue Slots Busy|Warp Cycles Per Issued|Executed Instructions  |Achieved Occ|Registers Per|Block Limit" "$OUT/lean_details.txt"
+  ls -la "$OUT"
+}
+
+# Call 4 (issue 13): the lean refine's weight fragments through shared memory (ff_cpa: its fp16
+# shape copies issue each warp's eight "a" fragments by cp.async at once and the "b" ones as
+# slots free up, into the warp's own stash rows, instead of one 16-byte load from L2 a k step).
+# Self-check (every fast shape under auto, three under every path), the in-process bench and the
+# refines alone against ff_spec (934578d), two rounds, then apex-host alternating, two rounds.
+call4() {
+  checks $B/ff_cpa auto
+  bench_ab 2 'profile,B=8,B=16' ff_spec:auto ff_cpa:auto ff_cpa:lean
+  stage_ab 2 ff_spec ff_cpa
+  for r in 1 2; do host_ab spec_$r ff_spec; host_ab cpa_$r ff_cpa; done
+  ab_table | tee $OUT/ab_table.txt
+}
+
+# Call 5 (issue 13): the lean refine's shape copies with a two-pass GroupNorm partial
+# (whole_chunk_partial: the chunk's exact sum, then the squares about its mean, instead of Chan's
+# merges per thread and per shuffle step) and GroupNorm's affine folded per channel in the
+# finish (ff_tp; call 3's source page put the merges at ~45 % of the GEMM-and-partial region).
+# ff_tp_r2 / ff_tp_r4: the same with runs of two / four frames (RUN_FRAMES) instead of three.
+# Self-check of ff_tp (every fast shape under auto, three under every path); the in-process bench
+# against ff_spec (934578d), two rounds; the refines alone; apex-host alternating, two rounds.
+call5() {
+  checks $B/ff_tp auto
+  bench_ab 2 'profile,B=8,B=16' ff_spec:auto ff_tp:auto ff_tp_r2:auto ff_tp_r4:auto
+  stage_ab 1 ff_spec ff_tp
+  for r in 1 2; do host_ab spec_$r ff_spec; host_ab tp_$r ff_tp; done
+  ab_table | tee $OUT/ab_table.txt
+}

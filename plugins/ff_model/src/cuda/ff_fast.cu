@@ -1086,6 +1086,52 @@ __device__ __forceinline__ void chunk_partial(float cnt, float cmean, float cm2,
     }
 }
 
+// chunk_partial for a chunk of whole pixels whose every warp owns a row-tile pair (the lean
+// kernel's shape copies, C = 16 * WARPS): the chunk's exact sum first (each warp's, then the
+// block's, every thread adding the warps in the same order), then the squares about the chunk's
+// mean, in two block barriers; `inv_count` = 1 / (2C * CHUNK). Chan's merges (a division and a
+// branch each, per thread and per shuffle step) were ~45 % of the lean kernel's GEMM-and-partial
+// region (Nsight Compute, H100, B=8, twenty-first session, call 3). Thread 0 writes out[0] = sum,
+// out[1] = M2, as chunk_partial does; the values differ from it only in rounding.
+__device__ __forceinline__ void whole_chunk_partial(const float (*acc_a)[4],
+                                                    const float (*acc_b)[4], float (*part)[3],
+                                                    float* out, float inv_count) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float s = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s += acc_a[nt][e] + acc_b[nt][e];
+    }
+    s = warp_sum(s);
+    if (lane == 0) part[warp][0] = s;
+    __syncthreads();
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) sum += part[w][0];
+    const float m = sum * inv_count;
+    float q = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const float da = acc_a[nt][e] - m, db = acc_b[nt][e] - m;
+            q = fmaf(da, da, q);
+            q = fmaf(db, db, q);
+        }
+    }
+    q = warp_sum(q);
+    if (lane == 0) part[warp][1] = q;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float m2 = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) m2 += part[w][1];
+        out[0] = sum;
+        out[1] = m2;
+    }
+}
+
 // The tile's GroupNorm statistics from its chunks' partials (partial[2j], partial[2j+1]: chunk
 // j's sum and M2), combined in f64 in chunk order: stat[0] = mean, stat[1] = 1/sqrt(var + eps).
 // ff_apply and ff_refine_apply both run it, so both paths normalise with the same numbers.
@@ -1613,6 +1659,9 @@ __device__ __forceinline__ void refine_apply_lean(
     __shared__ float norm_w[32 * WARPS], norm_b[32 * WARPS], gamma_beta[32 * WARPS];
     const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z;
     const int chunks = TT > 0 ? (TT * TT + CHUNK - 1) / CHUNK : (int)gridDim.x;
+    // A shape copy whose chunks are whole and whose warps all own a row-tile pair: its GroupNorm
+    // partial is whole_chunk_partial's and its finish takes GroupNorm's affine per channel.
+    constexpr bool WHOLE = TT > 0 && (TT * TT) % CHUNK == 0 && CC == 16 * WARPS;
     const int P = t * t, p0 = chunk * CHUNK, p1 = min(p0 + CHUNK, P);
     const Level l = level_at(weights, C);
     const long long tk = (long long)b * K + k;
@@ -1630,7 +1679,7 @@ __device__ __forceinline__ void refine_apply_lean(
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, q = lane & 3;
         const bool owner = warp < C / 16;
         const int ca = warp * 16 + g;  // the warp's rows ca ([0], [1]) and ca + 8 ([2], [3])
-        float acc[NT][4];
+        float acc[NT][4], acc_a[NT][4];
         float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
         if (owner) {
             // "a": into the stash's first C rows, below the operand.
@@ -1638,7 +1687,6 @@ __device__ __forceinline__ void refine_apply_lean(
             stash_tile(stash, ca, acc);
             // "b", then the pair's partial with "a" read back (this thread's own stores).
             refine_gemm_tile(l, bs, C + 8, C, warp + C / 16, acc);
-            float acc_a[NT][4];
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll
@@ -1649,10 +1697,14 @@ __device__ __forceinline__ void refine_apply_lean(
                     acc_a[nt][2 * half + 1] = v.y;
                 }
             }
-            acc_partial(acc_a, acc, p0, p1, cnt, cmean, cm2);
+            if (!WHOLE) acc_partial(acc_a, acc, p0, p1, cnt, cmean, cm2);
         }
         // Its block barrier is also the last read of the operand by any warp: "b" may overwrite it.
-        chunk_partial(cnt, cmean, cm2, part, published);
+        if (WHOLE) {
+            whole_chunk_partial(acc_a, acc, part, published, 1.0f / (float)(2 * C * CHUNK));
+        } else {
+            chunk_partial(cnt, cmean, cm2, part, published);
+        }
         if (owner) stash_tile(stash, C + ca, acc);
     }
     cluster_arrive();
@@ -1696,6 +1748,10 @@ __device__ __forceinline__ void refine_apply_lean(
         const int c = r / LEAN_RUNS_PER_ROW, n0 = (r % LEAN_RUNS_PER_ROW) * LEAN_RUN;
         const float gwa = norm_w[c], gba = norm_b[c], gwb = norm_w[C + c], gbb = norm_b[C + c];
         const float gamma = gamma_beta[c], beta = gamma_beta[C + c];
+        // WHOLE: GroupNorm's affine of the channel's pair folded once, (x - mean) * inv * w + b
+        // as x * sa + oa, and the residual's 1 + gamma (the same values up to rounding).
+        const float sa = inv * gwa, oa = gba - mean * sa, sb = inv * gwb, ob = gbb - mean * sb;
+        const float g1 = 1.0f + gamma;
         float o[LEAN_RUN], d[LEAN_RUN];
 #pragma unroll
         for (int h = 0; h < LEAN_RUN / 4; ++h) {
@@ -1708,9 +1764,15 @@ __device__ __forceinline__ void refine_apply_lean(
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const float x = base[i][4 * h + e];
-                const float refined =
-                    refine_value(va[e], vb[e], x, mean, inv, gwa, gba, gwb, gbb, gamma, beta);
-                o[4 * h + e] = x + alpha[e] * (refined - x);
+                if (WHOLE) {
+                    const float an = fmaf(va[e], sa, oa), bn = fmaf(vb[e], sb, ob);
+                    const float refined = fmaf(an, fmaxf(bn, 0.0f), fmaf(g1, x, beta));
+                    o[4 * h + e] = fmaf(alpha[e], refined - x, x);
+                } else {
+                    const float refined =
+                        refine_value(va[e], vb[e], x, mean, inv, gwa, gba, gwb, gbb, gamma, beta);
+                    o[4 * h + e] = x + alpha[e] * (refined - x);
+                }
                 d[4 * h + e] = o[4 * h + e] - x;
             }
         }
