@@ -1513,8 +1513,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
 //      (16-byte loads) and stores each output as one 16-byte (fp32: two) store where t is a
 //      multiple of LEAN_RUN (the run then lies in one row of the tile, at an aligned offset),
 //      element by element otherwise.
-// Each value goes through the same formulas in the same order as in ff_refine_apply (the same
-// accumulators, partials, tile_stats, refine_value and gate), so both give the same outputs.
+// Each value of the general entry point goes through the same formulas in the same order as in
+// ff_refine_apply (the same accumulators, partials, tile_stats, refine_value and gate), so both
+// give the same outputs; the shape copies' (LEAN_ENTRY) differ from them in rounding only (WHOLE:
+// whole_chunk_partial, GroupNorm's affine folded per channel).
 #define LEAN_RUN 8
 #define LEAN_RUNS_PER_ROW (CHUNK / LEAN_RUN)
 // Runs a thread finishes: C * LEAN_RUNS_PER_ROW <= 16 * WARPS * 4 = 2 * THREADS.
@@ -1803,8 +1805,9 @@ __device__ __forceinline__ void refine_apply_lean(
 
 // The kernel's entry points: the general one (every shape an argument) and copies compiled for
 // one shape each (C = CC, t = TT; program.rs: LEAN_SHAPES), whose index math, loop bounds and
-// chunk count fold to constants, and whose staging takes the block size as THREADS. Same code,
-// same order of operations: each copy's outputs are the general kernel's. H100, in process,
+// chunk count fold to constants, and whose staging takes the block size as THREADS; their
+// GroupNorm partial and finish take the WHOLE branches (outputs equal to the general kernel's up
+// to rounding). H100, in process,
 // against main in one call: B=8 197.2-198.4 -> 190.2-190.9 us, the refine blocks alone at B=8
 // 101.6 -> 95.3; apex-host: B=8 199.5-200.0 -> 191.5-192.3, every other fast case within 0.3 us
 // or faster (twenty-first session, calls 1-2). The general kernel keeps blockDim.x: a constant
