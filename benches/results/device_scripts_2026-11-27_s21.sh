@@ -154,3 +154,30 @@ call5() {
   for r in 1 2; do host_ab spec_$r ff_spec; host_ab tp_$r ff_tp; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 6 (issue 13): the lean shape copies' GEMM with both row tiles in one k loop ("a" and "b"
+# fragments loaded together: eight waits on L2 a warp instead of sixteen; both accumulators in
+# registers, "a" stashed after the loop; fp16 only): ff_pn without a fragment in flight, ff_pp
+# with the next step's two in flight (t = 8 spills 32 bytes at 64 registers), ff_ph in flight
+# at t = 16 only. Short self-check of each (profile, B=3, B=8, 256x256), then the in-process
+# bench against ff_tp (d5385b2), two rounds, and the refines alone.
+call6() {
+  for v in pn pp ph; do
+    $B/ff_$v --only 'profile,B=3,B=8,256x256' --refine auto > $OUT/check_$v.log 2>&1
+    echo "check $v rc=$? ok=$(grep -c '^ok' $OUT/check_$v.log) fail=$(grep -c '^FAIL' $OUT/check_$v.log)" | tee -a $OUT/checks.txt
+  done
+  bench_ab 2 'profile,B=8,B=16' ff_tp:auto ff_pn:auto ff_pp:auto ff_ph:auto
+  stage_ab 1 ff_tp ff_pn ff_pp ff_ph
+}
+
+# Call 7 (issue 13): call 6's ff_pn as written to land (ff_pair: the fragments loaded at each k
+# step's start inside the loop). Self-check (every fast shape under auto, three under every
+# path), the in-process bench against ff_tp (d5385b2), two rounds, the refines alone, then
+# apex-host alternating, two rounds.
+call7() {
+  checks $B/ff_pair auto
+  bench_ab 2 'profile,B=8,B=16' ff_tp:auto ff_pair:auto
+  stage_ab 1 ff_tp ff_pair
+  for r in 1 2; do host_ab tp_$r ff_tp; host_ab pair_$r ff_pair; done
+  ab_table | tee $OUT/ab_table.txt
+}
