@@ -42,6 +42,14 @@ pub const LEAN_SHAPES: [(usize, usize, &str); 2] = [
     (128, 8, "ff_refine_apply_lean_c128_t8"),
 ];
 
+/// The index in [`LEAN_SHAPES`] of the copy a level of `channels` channels and `t`-pixel tiles
+/// runs, if it has one.
+pub fn lean_shape(channels: usize, t: usize) -> Option<usize> {
+    LEAN_SHAPES
+        .iter()
+        .position(|&(c, tt, _)| (c, tt) == (channels, t))
+}
+
 /// The source for `storage`: one `#define` line, then [`FAST_SOURCE`] and [`EAGER_SOURCE`]
 /// (one module holds both paths).
 pub fn source(storage: Storage) -> String {
@@ -84,6 +92,16 @@ mod tests {
             ("WARPS", WARPS),
         ] {
             assert_eq!(define(name), value, "{name}");
+        }
+    }
+
+    /// The profile's two levels find their copies; any other shape runs the general kernel.
+    #[test]
+    fn only_the_compiled_shapes_have_a_lean_copy() {
+        assert_eq!(lean_shape(128, 16), Some(0));
+        assert_eq!(lean_shape(128, 8), Some(1));
+        for (c, t) in [(128, 32), (128, 4), (64, 16), (16, 6), (144, 8)] {
+            assert_eq!(lean_shape(c, t), None, "C = {c}, t = {t}");
         }
     }
 

@@ -110,11 +110,8 @@ impl FastFunctions {
     /// The lean refine a level of `channels` channels and `t`-pixel tiles runs, with its entry
     /// point's name: its shape's copy where `program::LEAN_SHAPES` has one, else the general one.
     pub fn lean(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
-        let shaped = program::LEAN_SHAPES
-            .iter()
-            .zip(&self.lean_shaped)
-            .find(|((c, tt, _), _)| (*c, *tt) == (channels, t))
-            .map(|((_, _, name), f)| (f, *name));
+        let shaped = program::lean_shape(channels, t)
+            .and_then(|i| Some((self.lean_shaped.get(i)?, program::LEAN_SHAPES[i].2)));
         shaped.or_else(|| {
             self.refine_apply_lean
                 .as_ref()
