@@ -181,3 +181,12 @@ call7() {
   for r in 1 2; do host_ab tp_$r ff_tp; host_ab pair_$r ff_pair; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 8 (issue 13): main at b11d377 (ff_final: `program::lean_shape` now picks a level's lean
+# copy; same mapping as ff_pair's search) against ff_pair (c03049e): a short self-check, then the
+# in-process bench of the profile and B=8, alternating.
+call8() {
+  $B/ff_final --only 'profile,B=8' --refine auto > $OUT/check_final.log 2>&1
+  echo "check final rc=$? ok=$(grep -c '^ok' $OUT/check_final.log) fail=$(grep -c '^FAIL' $OUT/check_final.log)" | tee -a $OUT/checks.txt
+  bench_ab 1 'profile,B=8' ff_pair:auto ff_final:auto
+}
