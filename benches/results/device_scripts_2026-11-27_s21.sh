@@ -190,3 +190,13 @@ call8() {
   echo "check final rc=$? ok=$(grep -c '^ok' $OUT/check_final.log) fail=$(grep -c '^FAIL' $OUT/check_final.log)" | tee -a $OUT/checks.txt
   bench_ab 1 'profile,B=8' ff_pair:auto ff_final:auto
 }
+
+# Call 9 (issue 13): refine_gemm_pair folded into refine_gemm (an UNROLL template argument: the
+# lean fp16 shape copies call refine_gemm<1>; same instructions, other registers and order in
+# ptxas's output) as ff_dedup, against ff_final (2ce34b9): a short self-check, then the
+# in-process bench of the profile and B=8, alternating, two rounds.
+call9() {
+  $B/ff_dedup --only 'profile,B=3,B=8,256x256' --refine auto > $OUT/check_dedup.log 2>&1
+  echo "check dedup rc=$? ok=$(grep -c '^ok' $OUT/check_dedup.log) fail=$(grep -c '^FAIL' $OUT/check_dedup.log)" | tee -a $OUT/checks.txt
+  bench_ab 2 'profile,B=8' ff_final:auto ff_dedup:auto
+}

@@ -767,6 +767,10 @@ __device__ __forceinline__ void operand_frags(unsigned at, unsigned& h0, unsigne
 
 // bs: the chunk's depthwise output [CHUNK][bstride] (pixel-major, channel fastest); 16-bit
 // storage: the hi parts, then the lo parts at bs + CHUNK * bstride.
+// UNROLL: k steps unrolled for fp16 (the fused kernel's four; the lean kernel's shape copies take
+// one: four spill at its 64 registers, one step in flight spilled 32 bytes at t = 8 and ran no
+// faster, H100, B=8 180.0-180.3 us against 180.4-181.1, twenty-first session, call 6).
+template <int UNROLL = 4>
 __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bstride, int C, int at,
                                             float (*acc_a)[4], float (*acc_b)[4]) {
     const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
@@ -791,7 +795,7 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 #if DTYPE == 2
 #pragma unroll 2
 #else
-#pragma unroll 4
+#pragma unroll UNROLL
 #endif
     for (int ks = 0; ks < ksteps; ++ks) {
         const long long fa = ((long long)at * ksteps + ks) * 32 + lane;
@@ -1600,43 +1604,6 @@ __device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, in
 #endif
 }
 
-#if DTYPE == 1
-// refine_gemm for fp16 in the lean kernel's 64 registers: both row tiles' fragments of a k step
-// loaded together at the step's start, nothing in flight across steps (refine_gemm's four
-// unrolled steps spill there; one step in flight spilled 32 bytes at t = 8 and ran no faster:
-// H100, B=8 180.0-180.3 us against 180.4-181.1, twenty-first session, call 6). Each accumulator
-// takes the same products in the same order.
-__device__ __forceinline__ void refine_gemm_pair(const Level& l, const S* bs, int bstride, int C,
-                                                 int at, float (*acc_a)[4], float (*acc_b)[4]) {
-    const int lane = threadIdx.x & 31, g = lane >> 2;
-    const int ra = at * 16 + g, rb = ra + C, ksteps = C / 16;
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-        acc_a[nt][0] = acc_a[nt][1] = l.pw_b[ra];
-        acc_a[nt][2] = acc_a[nt][3] = l.pw_b[ra + 8];
-        acc_b[nt][0] = acc_b[nt][1] = l.pw_b[rb];
-        acc_b[nt][2] = acc_b[nt][3] = l.pw_b[rb + 8];
-    }
-    const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
-    const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
-    const long long fa = (long long)at * ksteps * 32 + lane;
-    const long long fb = (long long)(at + C / 16) * ksteps * 32 + lane;
-#pragma unroll 1
-    for (int ks = 0; ks < ksteps; ++ks) {
-        const uint4 ah = hi[fa + ks * 32], bh = hi[fb + ks * 32];
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-            unsigned h0, h1, l0, l1;
-            operand_frags(bs_at + 2u * (unsigned)(nt * 8 * bstride + ks * 16), h0, h1, l0, l1);
-            mma16816(acc_a[nt], ah, l0, l1);
-            mma16816(acc_a[nt], ah, h0, h1);
-            mma16816(acc_b[nt], bh, l0, l1);
-            mma16816(acc_b[nt], bh, h0, h1);
-        }
-    }
-}
-#endif
-
 // A row tile's accumulators (the thread's rows `row` ([0], [1]) and row + 8 ([2], [3]), its
 // columns 8 * nt + 2q and the next) into the stash.
 __device__ __forceinline__ void stash_tile(float* stash, int row, const float (*acc)[4]) {
@@ -1727,7 +1694,7 @@ __device__ __forceinline__ void refine_apply_lean(
                 // L2 a warp instead of sixteen (H100, B=8 186.6-187.2 -> 180.4-181.1 us in
                 // process, the refines alone 92.2 -> 86.8; twenty-first session, call 6); "a"
                 // stashed after the loop.
-                refine_gemm_pair(l, bs, C + 8, C, warp, acc_a, acc);
+                refine_gemm<1>(l, bs, C + 8, C, warp, acc_a, acc);
                 stash_tile(stash, ca, acc_a);
             } else
 #endif
