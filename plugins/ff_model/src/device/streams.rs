@@ -40,8 +40,11 @@ pub fn split_batch(batch: usize, runs: usize) -> Vec<Frames> {
 /// against 129.0 in one run; B=8 201.1-201.5 in 3+3+2 against 204.0-204.2 in 4+4 and 202.9-203.3
 /// in 3+3+1+1; B=16 351.7-352.9 in 3+3+3+3+2+2 against 359.8-361.2 in four runs of four, 357-358
 /// in five runs and 366.7-366.9 in three; runs of one frame lose (B=8: 222 us in eight runs,
-/// seventeenth session). A reading, not measured: more runs overlap more of the levels'
-/// latency-bound launches, until each run's launches cost more than the overlap saves.
+/// seventeenth session). With the twenty-first session's lean refine (call 5): B=8 186.0-186.4 us
+/// in 3+3+2 against 192.1-192.4 in 2+2+2+2 and 187.7-188.0 in 4+4; B=16 329.2-330.1 against
+/// 345.1-345.9 in runs of two and 334.1-334.3 in runs of four. A reading, not measured: more
+/// runs overlap more of the levels' latency-bound launches, until each run's launches cost more
+/// than the overlap saves.
 ///
 /// Runs are then at most three frames, so a FiLM linear block (`FILM_TOKENS` = 4 frames of its
 /// run) always has a slot to spare; the earlier rule kept runs at `FILM_TOKENS` frames or more
