@@ -906,6 +906,15 @@ __device__ __forceinline__ void depthwise_rows(const float* m, const float* wv, 
 // t = 16): with 32 channels a round, the four rounds' load latencies were the largest share of
 // the lean kernel's stall samples at B=8 (H100, 2026-11-26).
 #define CB 128
+
+// The block's threads: blockDim.x unless the caller fixes them (BD > 0: the shape-compiled lean
+// kernels pass THREADS). Unsigned, as blockDim.x: with it read where it is used, ptxas fits the
+// general lean kernel in 64 registers without spilling, fp16 included.
+template <int BD>
+__device__ __forceinline__ unsigned block_threads() {
+    return BD > 0 ? (unsigned)BD : blockDim.x;
+}
+
 template <int BD = 0>
 __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
                                              const float* __restrict__ fk, const Level& l,
@@ -921,10 +930,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
         // A power of two (C - c0 is a multiple of 16), so that cb divides the block.
         cb = 1 << (31 - __clz(min(CB, C - c0)));
         if (c0 > 0) __syncthreads();  // the previous block's mod reads are done
-        // The block's threads: blockDim.x unless the caller fixes them (BD: the shape-compiled
-        // lean kernels pass THREADS; read where they are used, ptxas fits the general lean
-        // kernel in 64 registers without spilling, fp16 included).
-        const int bd = BD > 0 ? BD : (int)blockDim.x;
+        const int bd = block_threads<BD>();
         if ((t & 3) == 0) {
             // float4 loads (t a multiple of 4: a group of four never straddles a row, and every
             // row offset is 16-byte aligned). Each thread keeps one group position of the window
@@ -992,7 +998,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
         for (int j = 0; j < 9; ++j) wv[j] = l.dw_w[c * 9 + j];
         const float dwb = l.dw_b[c];
         const float* m = mod + cc * ms;
-        const int run = CHUNK * cb / (BD > 0 ? (unsigned)BD : blockDim.x);
+        const int run = CHUNK * cb / block_threads<BD>();
         if (p1 - p0 == CHUNK && t == 16 && run % 16 == 0) {
             depthwise_rows<16>(m, wv, dwb, bs, bstride, c, h * run, run / 16,
                                (p0 + h * run) / 16 - row_lo);
@@ -1003,7 +1009,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
             // Branch-free: an out-of-tile column reads a clamped neighbour with weight 0; a pixel
             // past the chunk's end computes a value that is then replaced by 0 (its GEMM column
             // is never stored).
-            for (int n = h; n < CHUNK; n += (BD > 0 ? (unsigned)BD : blockDim.x) / cb) {
+            for (int n = h; n < CHUNK; n += block_threads<BD>() / cb) {
                 const int p = min(p0 + n, p1 - 1);
                 const int py = div_small(p, t, inv_t), x = p - py * t, r = py - row_lo;
                 float acc = dwb;

@@ -363,9 +363,12 @@ impl Level<'_> {
         let (c, h, w) = self.dims;
         let (b0, b) = (self.frames.b0, self.frames.n);
         let (function, name, smem) = if lean {
-            let shaped = fast.lean(c as usize, l.t);
-            let name = shaped.map_or("ff_refine_apply_lean", |(_, name)| name);
-            (shaped.map(|(f, _)| f), name, l.lean_smem)
+            let (function, name) = fast.lean(c as usize, l.t).unzip();
+            (
+                function,
+                name.unwrap_or("ff_refine_apply_lean"),
+                l.lean_smem,
+            )
         } else {
             (fast.refine_apply.as_ref(), "ff_refine_apply", l.refine_smem)
         };
