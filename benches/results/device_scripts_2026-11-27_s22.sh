@@ -104,3 +104,30 @@ call2() {
   for r in 1 2; do host_ab main_$r ff_main; host_ab xc_$r ff_xc; host_ab xcd_$r ff_xcd; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 3 (issue 13): ff_early against ff_xc (main at 32605e2): refine_operand loads the depthwise's
+# weights with the staging's loads, not after its barrier (every refine kernel but the general
+# lean one, whose 64 registers spill with it), and the fp16 lean shape copies load the GEMM's
+# biases and first weight fragments after the staging's barrier, during the depthwise (GemmHead).
+# Full self-check (the fused B=1 kernel changed too), in-process bench, refines alone, apex-host.
+call3() {
+  checks $B/ff_early auto
+  bench_ab 2 'profile,B=8,B=16' ff_xc:auto ff_early:auto
+  stage_ab 1 ff_xc ff_early
+  for r in 1 2; do host_ab xc_$r ff_xc; host_ab early_$r ff_early; done
+  ab_table | tee $OUT/ab_table.txt
+}
+
+# Call 4 (issue 13): where B=8's time goes now, as wall time: ff_skip (main at 32605e2 with
+# benches/results/ff_model_stage_skip_experiment_s22.patch: APEX_FF_SKIP leaves named launches out
+# of the call; outputs wrong, timing only), in process, the profile and B=8, two rounds (the
+# eighteenth session's table, call 1 of device_scripts_2026-11-27_s18.sh, again on today's build).
+call4() {
+  for r in 1 2; do
+    for s in none base pack0,pack1 film0,film1 refine0 refine1 refine0,refine1 \
+             pack0,pack1,film0,film1,refine0,refine1 base,pack0,pack1,film0,film1,refine0,refine1; do
+      APEX_FF_SKIP=$s $B/ff_skip --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
+      echo "$s r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/skip.txt
+    done
+  done
+}
