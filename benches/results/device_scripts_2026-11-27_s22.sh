@@ -131,3 +131,15 @@ call4() {
     done
   done
 }
+
+# Call 5 (issue 13): ff_basepar against ff_xc (main at 32605e2): with several runs of frames every
+# run on a side stream, so `ff_base` (alone on the host's stream) runs beside all of them instead
+# of ahead of run 0's levels (benches/results/ff_model_base_beside_runs_experiment_s22.patch).
+# A short self-check, the in-process bench, apex-host alternating, two rounds.
+call5() {
+  step ff_check_bp 120 $B/ff_basepar --only 'profile,B=3,B=8' --refine auto
+  echo "basepar ok: $(grep -cE '^ok' $OUT/ff_check_bp.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_bp.log)"
+  bench_ab 2 'profile,B=8,B=16' ff_xc:auto ff_basepar:auto
+  for r in 1 2; do host_ab xc_$r ff_xc; host_ab basepar_$r ff_basepar; done
+  ab_table | tee $OUT/ab_table.txt
+}
