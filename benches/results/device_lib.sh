@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Helpers of the ff_model device scripts (from the twenty-second session on): a dated script
+# sources this file, then defines its calls. Run from the repository root on the device machine,
+# with the release binaries carried in .device/bin (gpu_check builds), .device/ab (plugin builds)
+# and .device/host/release (apex-host); every helper writes under $OUT.
+#   row, step       a named, timed step with its exit status, into $OUT/table.txt
+#   checks          ff_model_gpu_check's self-check: every fast shape, then three under every path
+#   bench_ab        the in-process bench of several builds, alternating, with a summary table
+#   host_ab         apex-host's ff_model suite with one plugin build; ab_table tabulates them
+#   stage_ab        the refine blocks alone (--stage refines) of several builds
+set -u
+B=.device/bin
+HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+row() { printf '%-22s rc=%-4s %6ss\n' "$1" "$2" "$3" | tee -a "$OUT/table.txt"; }
+step() {
+  local name=$1 to=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  timeout -s TERM "$to" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
+}
+checks() {  # $1: binary, $2: refine path of the first run; every fast shape, then three under every path
+  step ff_check 240 $1 --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine $2
+  step ff_check_paths 200 $1 --only 'profile,B=8,tiles 32/16' --refine fused,lean,split
+  cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" >> "$OUT/checks.txt"; rm -f "$OUT/ff_check.log" "$OUT/ff_check_paths.log"
+  echo "$1 ok: $(grep -cE '^ok' "$OUT/checks.txt") FAIL: $(grep -cE '^FAIL' "$OUT/checks.txt")"
+  awk '/^FAIL/{f=1} f' "$OUT/checks.txt" | head -20
+}
+bench_ab() {  # $1: rounds, $2: shapes, then build:refine pairs; in-process bench, builds alternating
+  local rounds=$1 shapes=$2; shift 2
+  for r in $(seq "$rounds"); do for vr in "$@"; do
+    $B/${vr%%:*} --bench-only --only "$shapes" --refine ${vr#*:} > /tmp/o.log 2>&1
+    echo "-- $vr r$r rc=$?" >> $OUT/bench.txt
+    grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log >> $OUT/bench.txt
+  done; done
+  python3 - "$OUT/bench.txt" <<'PY'
+import collections, re, sys
+rows = collections.defaultdict(lambda: collections.defaultdict(list))
+v = None
+for line in open(sys.argv[1]):
+    if line.startswith('-- '): v = line.split()[1]; continue
+    m = re.match(r'(profile|B=\d+|256x256|tiles 32/16)\s.*?\s(\d+\.\d+)\s+\d+\s', line)
+    if m: rows[m.group(1)][v].append(m.group(2))
+for case, per in rows.items():
+    print('%-12s' % case, '  '.join('%s %s' % (k, '/'.join(x)) for k, x in per.items()))
+PY
+}
+
+host_ab() {  # $1: label, $2: plugin build; apex-host's ff_model suite
+  cp .device/ab/$2.so .device/host/release/libapex_plugin_ff_model.so
+  step host_$1 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ab_$1
+  python3 - /tmp/ab_$1/summary.json $1 <<'PY' | tee -a "$OUT/ab.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+for k, c in sorted(s['benchmarks'].items()):
+    us = '%.2f us' % (c['p50_ms'] * 1e3) if 'p50_ms' in c else '-'
+    print(sys.argv[2], k.split('[', 1)[-1][:90], us, c['status'])
+PY
+}
+ab_table() {  # host_ab's rows as a table: a column per build and round, a row per case
+  python3 - "$OUT/ab.txt" <<'PY'
+import collections, sys
+names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    p = line.split(); rows[p[0]].append(p[-3])
+labels = list(rows)
+print('%-16s' % 'case', *['%8s' % l for l in labels])
+for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
+PY
+}
+
+
+stage_ab() {  # $1: rounds, then binaries: the refine blocks alone (--stage refines), profile and B=8
+  local rounds=$1; shift
+  for r in $(seq "$rounds"); do for v in "$@"; do
+    $B/$v --bench-only --only 'profile,B=8' --refine auto --stage refines > /tmp/o.log 2>&1
+    echo "$v r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | tr -s ' ' | tr '\n' ';')" | tee -a $OUT/stage.txt
+  done; done
+}
