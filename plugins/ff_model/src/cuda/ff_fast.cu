@@ -1410,7 +1410,8 @@ __device__ __forceinline__ void exchange_begin(const Exchange& x, int chunks) {
 }
 
 // Thread 0 (warp 0 waits for every CTA of the cluster to have begun): its (sum, M2) `pair` to
-// every CTA's slot `rank`.
+// every CTA's slot `rank`. The other warps arrived and never wait: PTX only asks a wait between
+// two arrives of a thread, and each wait empties the SM's L1 (CCTL.IVALL) for every CTA on it.
 __device__ __forceinline__ void exchange_push(const Exchange& x, int chunks, const float* pair) {
     if (threadIdx.x >= 32) return;
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
