@@ -74,3 +74,17 @@ call5() {
   for r in 1 2; do host_ab xc_$r ff_xc; host_ab basepar_$r ff_basepar; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 6 (issue 13, review mend): ff_xf, the fused refine (ff_refine_apply, which B=1 runs) on the
+# same pushed exchange as the lean one (the pull helpers removed), against ff_xc (main at
+# 8b7e0bb). Self-check of every fast shape under auto and three under the fused path, the
+# in-process bench, apex-host alternating, one round each.
+call6() {
+  step ff_check_xf 200 $B/ff_xf --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine auto
+  step ff_check_xf_fused 120 $B/ff_xf --only 'profile,B=8,tiles 32/16' --refine fused
+  for v in xf xf_fused; do cat $OUT/ff_check_$v.log >> $OUT/checks.txt; echo "$v ok: $(grep -cE '^ok' $OUT/ff_check_$v.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_$v.log)"; rm $OUT/ff_check_$v.log; done
+  awk '/^FAIL/{f=1} f' "$OUT/checks.txt" | head -20
+  bench_ab 2 'profile,B=8,256x256' ff_xc:auto ff_xf:auto
+  host_ab xc_1 ff_xc; host_ab xf_1 ff_xf
+  ab_table | tee $OUT/ab_table.txt
+}

@@ -1389,6 +1389,9 @@ __device__ __forceinline__ void peer_tile_stats(const float* published, double* 
 // thread 0's remote loads, a second barrier before exit. H100, twenty-second session, call 2,
 // against main in one call: B=8 179.7-179.8 -> 178.2-178.4 us in process, the refines alone
 // 86.7 -> 85.1; apex-host 180.6-181.1 -> 179.9-180.2, the profile (fused, unchanged) 61.8.
+// ff_refine_apply keeps the pull on purpose: on this exchange (call 6, 36 checks ok) the profile,
+// which runs it, went 62.4 -> 62.7-62.8 us in process and 61.8 -> 62.5 in apex-host, 256x256
+// 92.8 -> 93.6-93.8 (benches/results/ff_model_fused_push_experiment_s22.patch).
 struct Exchange {
     float* recv;              // [2 * MAX_CLUSTER]
     unsigned long long* bar;  // counts the pushed bytes
