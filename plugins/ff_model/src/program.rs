@@ -14,6 +14,11 @@ pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
 
 /// Channels (planes) one `ff_base` block copies a tile row of (`BASE_CHANNELS` in the source).
 pub const BASE_CHANNELS: usize = 8;
+/// Bands (a tile row of `BASE_CHANNELS` planes of one frame) each `ff_base` block copies, one
+/// after another: the pass runs beside the levels in few blocks (the profile 8, B=8 64), not in
+/// one block a band ahead of them (`device/streams.rs` has the measurements). Host-side only: the
+/// kernel loops over the bands its grid leaves.
+pub const BASE_BANDS_PER_BLOCK: usize = 16;
 /// Pixels of a tile one refine CTA covers (`CHUNK` in the source).
 pub const CHUNK: usize = 32;
 /// Most channels whose modulated rows a refine CTA stages at a time (`CB` in the source).
@@ -152,12 +157,13 @@ mod tests {
         }
     }
 
-    /// ptxas's report (sm_90) of the refine kernels in every storage: no spills (a spill in
-    /// these latency chains costs local-memory round trips in the GEMM), and the register counts
-    /// that give `ff_refine_apply` two CTAs a SM and `ff_refine_apply_lean` three (65,536
-    /// registers a SM over 256 threads a CTA: at most 128 and 80, in units of 8).
+    /// ptxas's report (sm_90) of the refine kernels and `ff_base` in every storage: no spills
+    /// (a spill in these latency chains costs local-memory round trips in the GEMM), and the
+    /// register counts that give `ff_refine_apply` two CTAs a SM, `ff_refine_apply_lean` three
+    /// or four and `ff_base` four (65,536 registers a SM over 256 threads a CTA: at most 128, 80
+    /// or 64, in units of 8).
     #[test]
-    fn the_refine_kernels_fit_their_registers_without_spilling_when_nvrtc_is_present() {
+    fn the_refine_and_base_kernels_fit_their_registers_without_spilling_when_nvrtc_is_present() {
         if !nvrtc_for_test() {
             return;
         }
@@ -167,6 +173,8 @@ mod tests {
             let lean = if s == Storage::Bf16 { 80 } else { 64 };
             let shaped = LEAN_SHAPES.iter().map(|(_, _, name)| (*name, lean));
             for (entry, max_registers) in [
+                // Beside the levels a base block holds one lean CTA's registers, not two.
+                ("ff_base", 64),
                 ("ff_refine", 255),
                 ("ff_refine_apply", 128),
                 ("ff_refine_apply_lean", lean),

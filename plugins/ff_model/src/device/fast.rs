@@ -27,7 +27,10 @@ use super::{
 };
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
-    program::{APPLY_PER_THREAD, BASE_CHANNELS, FC1_ROWS, FC2_ROWS, FILM_TOKENS, THREADS, WARPS},
+    program::{
+        APPLY_PER_THREAD, BASE_BANDS_PER_BLOCK, BASE_CHANNELS, FC1_ROWS, FC2_ROWS, FILM_TOKENS,
+        THREADS, WARPS,
+    },
 };
 
 fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
@@ -98,12 +101,14 @@ impl DeviceState {
         // SAFETY: see `launch`; shared memory `select_smem` (2*G f64 + G i32 + G u8).
         unsafe { launch(a, config((b, 1, 1), select_smem(g)), "ff_select")? };
 
-        // After the selection the runs fork: run 0 on the host's stream after the base pass,
-        // which skips what the refines write (`cover`), the others on side streams.
-        self.runs.fork(stream)?;
+        // After the selection the runs fork, run 0 on the host's stream and the others on side
+        // streams, and the base pass runs beside them on a stream of its own: it skips what the
+        // refines write (`cover`), and nothing reads what it writes.
+        self.runs.fork(stream, true)?;
         let t0 = self.l0.t as i32;
-        let blocks = b * (problem.height / self.l0.t) * problem.channels.div_ceil(BASE_CHANNELS);
-        let mut a = stream.launch_builder(&self.fast.base);
+        let bands = b * (problem.height / self.l0.t) * problem.channels.div_ceil(BASE_CHANNELS);
+        let blocks = bands.div_ceil(BASE_BANDS_PER_BLOCK);
+        let mut a = self.runs.background().launch_builder(&self.fast.base);
         a.arg(&set.dense)
             .arg(&set.boundary)
             .arg(&set.uncertainty)
@@ -123,7 +128,7 @@ impl DeviceState {
         // Each run of frames computes both levels on a stream of its own: L1 reads only its own
         // frames' L0 results.
         self.levels(set, problem, |l| l.launch())?;
-        self.runs.join(stream)
+        self.runs.join(stream, true)
     }
 
     /// Only the two levels' refine blocks of one call, on the runs' streams, with the next
@@ -133,9 +138,9 @@ impl DeviceState {
     /// refines' part of a frame, not a whole one.
     pub fn launch_refines(&mut self, problem: &FfProblem) -> Result<(), PluginError> {
         let i = self.next_set();
-        self.runs.fork(&self.session.stream)?;
+        self.runs.fork(&self.session.stream, false)?;
         self.levels(&self.sets[i], problem, |l| l.refine())?;
-        self.runs.join(&self.session.stream)
+        self.runs.join(&self.session.stream, false)
     }
 
     /// `each` of L0, then L1, for every run of frames on the run's stream.

@@ -1,9 +1,10 @@
 //! The fast path's concurrency inside one call: the side streams it forks onto after
 //! `ff_select` and joins back before the call ends, so that a batch's independent frames overlap
-//! (the batch in runs of frames, each run's two levels on a stream of its own). A fork is an
-//! event the side streams wait for, a join an event per side stream the host's stream waits
-//! for: both are captured as graph edges, so the frames of a batch still form one CUDA graph, and
-//! the host's timing events on its own stream cover every kernel.
+//! (the batch in runs of frames, each run's two levels on a stream of its own) and the base pass
+//! runs beside them (on the background stream). A fork is an event the side streams wait for, a
+//! join an event per side stream the host's stream waits for: both are captured as graph edges,
+//! so the frames of a batch still form one CUDA graph, and the host's timing events on its own
+//! stream cover every kernel.
 
 use std::sync::Arc;
 
@@ -53,28 +54,42 @@ pub const RUN_FRAMES: usize = 3;
 
 /// The runs of frames a call of `batch` frames computes concurrently: runs of about
 /// [`RUN_FRAMES`] frames (B=8: 3+3+2).
-///
-/// `ff_base` on a side stream of its own as well lost in apex-host (seventeenth session): the
-/// profile 61.9 -> 62.8 us, tiles 32/16 116.7 -> 120.8, and at B=8 in two runs 204.5 -> 207 in
-/// process (it moves DRAM at 76 % of its peak, which the packs and refines beside it need), so it
-/// runs on the host's stream before the first run's levels.
 pub fn runs(batch: usize) -> Vec<Frames> {
     split_batch(batch, batch.div_ceil(RUN_FRAMES))
 }
 
 /// A call's runs of frames and the streams they run on: run 0 on the host's stream, run `i`
 /// on side stream `i - 1`, with the events that fork the side streams from the host's stream and
-/// join them back.
+/// join them back; and the background stream beside them, where `ff_base` runs.
+///
+/// The base pass (heavy = dense, detail = 0 outside the refines' tiles: ~9 MB a frame) runs on
+/// the background stream in one block per `BASE_BANDS_PER_BLOCK` bands, its vectors streaming
+/// (evict-first), so that it moves its bytes beside the levels at a fraction of DRAM's rate
+/// without evicting theirs from L2. Against one block a band on the host's stream before run 0's
+/// levels (H100, twenty-third session, call 4 of `benches/results/device_scripts_2026-11-27_s23.sh`),
+/// apex-host, alternating, two rounds: B=8 170.2-170.6 us against 180.2-181.0, the profile
+/// 60.6-60.8 against 61.6-61.9, 256x256 77.2-77.3 against 92.7, fp32 133.2 against 140.1-140.8,
+/// bf16 64.0 against 65.5, but tiles 32/16 115.9 against 112.5-112.8 (in process 112.9-113.0
+/// against 113.0-113.3; the harnesses disagree there, and I did not find why). Bands a block, in
+/// process, without the streaming hints (B=8 / B=16 / 256x256 µs): 4: 178.7 / 326 / 87.2; 8:
+/// 181.3 / 315 / 83.1; 16: 172.9 / 310 / 82.0; 32: 176.7 / 316 / 124.2 (the profile 57.5-58.3
+/// throughout). Too few blocks and the base outlasts the levels; each block also takes the
+/// registers of one lean refine CTA on its SM (the lean CTAs fill the register file four at a
+/// time; unbounded, the base's 99 registers took two), so too many slow the refines. The full grid
+/// beside the levels lost for that reason (seventeenth and twenty-second sessions).
 pub struct Runs {
     frames: Vec<Frames>,
     side: Vec<Arc<CudaStream>>,
     forked: CudaEvent,
     joined: Vec<CudaEvent>,
+    /// The stream beside the runs, for `ff_base`, and its join event.
+    background: (Arc<CudaStream>, CudaEvent),
 }
 
 impl Runs {
     /// `frames` (at least one run), with a side stream of `main`'s context for each run past the
-    /// first.
+    /// first, and the background stream (the eager path, which launches on `main` only, never
+    /// forks it).
     pub fn new(main: &Arc<CudaStream>, frames: Vec<Frames>) -> Result<Self, PluginError> {
         let sides = frames.len().saturating_sub(1);
         let ctx = main.context();
@@ -89,6 +104,7 @@ impl Runs {
                 .collect::<Result<_, _>>()?,
             forked: event()?,
             joined: (0..sides).map(|_| event()).collect::<Result<_, _>>()?,
+            background: (main.fork().map_err(cuda_error)?, event()?),
         })
     }
 
@@ -102,21 +118,30 @@ impl Runs {
             .zip(self.frames.iter().copied())
     }
 
-    /// Every side stream starts after the work enqueued on `main` so far.
-    pub fn fork(&self, main: &CudaStream) -> Result<(), PluginError> {
-        if self.side.is_empty() {
+    /// Every side stream (and the background one, with `background`) starts after the work
+    /// enqueued on `main` so far.
+    pub fn fork(&self, main: &CudaStream, background: bool) -> Result<(), PluginError> {
+        if self.side.is_empty() && !background {
             return Ok(());
         }
         self.forked.record(main).map_err(cuda_error)?;
-        for side in &self.side {
+        let bg = background.then_some(&self.background.0);
+        for side in self.side.iter().chain(bg) {
             side.wait(&self.forked).map_err(cuda_error)?;
         }
         Ok(())
     }
 
-    /// `main`'s later work starts after everything enqueued on the side streams.
-    pub fn join(&self, main: &CudaStream) -> Result<(), PluginError> {
-        for (side, joined) in self.side.iter().zip(&self.joined) {
+    /// The background stream (forked and joined only with `background`).
+    pub fn background(&self) -> &Arc<CudaStream> {
+        &self.background.0
+    }
+
+    /// `main`'s later work starts after everything enqueued on the side streams (and the
+    /// background one, with `background`).
+    pub fn join(&self, main: &CudaStream, background: bool) -> Result<(), PluginError> {
+        let bg = background.then_some((&self.background.0, &self.background.1));
+        for (side, joined) in self.side.iter().zip(&self.joined).chain(bg) {
             joined.record(side).map_err(cuda_error)?;
             main.wait(joined).map_err(cuda_error)?;
         }
