@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The device calls of the twenty-third session (2026-11-27), run from the repository root on the
+# device machine with the release binaries carried in .device/bin and .device/ab. Usage on the
+# device: `source benches/results/device_scripts_2026-11-27_s23.sh; call1`. Experiment builds are
+# kept as patches beside this script.
+source "$(dirname "${BASH_SOURCE[0]}")/device_lib.sh"
+SHAPES='profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split'
+
+# Call 1 (issue 13): ff_base in the background. ff_bg (main at 4e08b2b with the base and run
+# knobs of ff_model_background_base_experiment_s23.patch; its priority knob and APEX_FF_BASE=/K
+# came with ff_bg2, call 2): APEX_FF_BASE=N runs ff_base as at most N
+# blocks looping over its bands, on a stream forked after ff_select beside every run of frames and
+# joined at the call's end (unset: today's full grid on the host's stream before run 0);
+# APEX_FF_RUN=n sets the frames a run. Self-check with N=32, the in-process sweep over N (two
+# rounds), run lengths with N=32 and 64, then apex-host: main's build against N=32 and N=64.
+call1() {
+  APEX_FF_BASE=32 step ff_check_bg32 200 $B/ff_bg --only "$SHAPES" --refine auto
+  echo "bg32 ok: $(grep -cE '^ok' $OUT/ff_check_bg32.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_bg32.log)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/ff_check_bg32.log | head -20 >> $OUT/sweep.txt; rm -f $OUT/ff_check_bg32.log
+  for r in 1 2; do for n in none 8 16 32 64 132 100000; do
+    if [ $n = none ]; then unset APEX_FF_BASE; else export APEX_FF_BASE=$n; fi
+    $B/ff_bg --bench-only --only 'profile,B=8,B=16' --refine auto > /tmp/o.log 2>&1
+    echo "base=$n r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+  done; done
+  unset APEX_FF_BASE
+  for n in 32 64; do for run in 2 4 8; do
+    APEX_FF_BASE=$n APEX_FF_RUN=$run $B/ff_bg --bench-only --only 'B=8,B=16' --refine auto > /tmp/o.log 2>&1
+    echo "base=$n run=$run rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+  done; done
+  host_ab main ff_xc
+  APEX_FF_BASE=32 host_ab bg32 ff_bg
+  APEX_FF_BASE=64 host_ab bg64 ff_bg
+  ab_table | tee $OUT/ab_table.txt
+}
+
+# Call 2 (issue 13): ff_bg2 (ff_bg, plus APEX_FF_BASE=/K: one base block per K bands, and
+# APEX_FF_PRIO=class:p,... launch priorities for the packs, FiLM and refine launches, honoured
+# where the graph is instantiated with USE_NODE_PRIORITY: APEX_GRAPH_NODE_PRIO=1 in
+# ff_model_gpu_check and in this apex-host build). In process: the base rule over five shapes, then
+# priorities at the profile and B=8, two rounds; apex-host: main, /16, /16 with priorities.
+bench_env() {  # $1: label, $2: shapes, then env assignments
+  local label=$1 shapes=$2; shift 2
+  env "$@" $B/ff_bg2 --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
+  echo "$label rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+}
+call2() {
+  for r in 1 2; do for k in none /8 /16 /32; do
+    if [ $k = none ]; then bench_env "base=$k r$r" 'profile,tiles 32/16,256x256,B=8,B=16'
+    else bench_env "base=$k r$r" 'profile,tiles 32/16,256x256,B=8,B=16' APEX_FF_BASE=$k; fi
+  done; done
+  for r in 1 2; do for p in none pack:-5,film:-5 film:-5 refine:-5 pack:-5,film:-5,refine:-2; do
+    bench_env "prio=$p r$r" 'profile,B=8' APEX_GRAPH_NODE_PRIO=1 APEX_FF_PRIO=$p
+    bench_env "prio=$p base=/16 r$r" 'profile,B=8' APEX_GRAPH_NODE_PRIO=1 APEX_FF_PRIO=$p APEX_FF_BASE=/16
+  done; done
+  for r in 1 2; do
+    host_ab main_$r ff_xc
+    APEX_FF_BASE=/16 host_ab b16_$r ff_bg2
+    APEX_FF_BASE=/16 APEX_GRAPH_NODE_PRIO=1 APEX_FF_PRIO=pack:-5,film:-5 host_ab b16p_$r ff_bg2
+  done
+  ab_table | tee $OUT/ab_table.txt
+}
+
+# Call 3 is benches/probes/copy_engine_overlap.py (a device-to-device cudaMemcpyAsync and a
+# cudaMemsetAsync beside a kernel that holds every SM): `cd benches/probes && python3
+# copy_engine_overlap.py 64`.
+
+# Call 4 (issue 13): the background base as landed (ff_b16: ff_base in at most 64 registers, one
+# block per 16 bands, on the background stream), its bands per block swept (ff_bx: ff_b16 with
+# APEX_FF_BASE_BANDS), streaming loads and stores in the base (ff_bcs: __ldcs/__stcs), against
+# main's build (ff_xc). Self-check of ff_b16 (every fast shape under auto), the in-process bench
+# over five shapes (two rounds), then apex-host alternating, two rounds.
+call4() {
+  step ff_check_b16 200 $B/ff_b16 --only "$SHAPES" --refine auto
+  echo "b16 ok: $(grep -cE '^ok' $OUT/ff_check_b16.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_b16.log)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/ff_check_b16.log | head -20 >> $OUT/sweep.txt; rm -f $OUT/ff_check_b16.log
+  local shapes='profile,tiles 32/16,256x256,B=8,B=16'
+  for r in 1 2; do
+    for v in ff_xc ff_b16 ff_bcs; do
+      $B/$v --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
+      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+    done
+    for k in 4 8 32; do
+      APEX_FF_BASE_BANDS=$k $B/ff_bx --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
+      echo "bands=$k r$r rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+    done
+  done
+  for r in 1 2; do host_ab main_$r ff_xc; host_ab b16_$r ff_b16; host_ab bcs_$r ff_bcs; done
+  ab_table | tee $OUT/ab_table.txt
+}
+
+# Call 5 (issue 13): the landed build (ff_fin, 66946b6) against main's before it (ff_xc) and ff_bcs
+# (call 4's candidate, the same code), and ff_ost: ff_fin with the lean refine's heavy and detail
+# runs stored evict-first (ff_model_lean_streaming_stores_experiment_s23.patch). Self-check of
+# ff_fin (every fast shape under auto), the in-process bench, apex-host alternating, two rounds.
+call5() {
+  step ff_check_fin 200 $B/ff_fin --only "$SHAPES" --refine auto
+  echo "fin ok: $(grep -cE '^ok' $OUT/ff_check_fin.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_fin.log)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/ff_check_fin.log | head -20 >> $OUT/sweep.txt; rm -f $OUT/ff_check_fin.log
+  local shapes='profile,tiles 32/16,256x256,B=8,B=16'
+  for r in 1 2; do for v in ff_xc ff_fin ff_ost; do
+    $B/$v --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
+    echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+  done; done
+  for r in 1 2; do host_ab main_$r ff_xc; host_ab fin_$r ff_fin; host_ab ost_$r ff_ost; done
+  ab_table | tee $OUT/ab_table.txt
+}
