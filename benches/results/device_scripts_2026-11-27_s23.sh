@@ -104,3 +104,56 @@ call5() {
   for r in 1 2; do host_ab main_$r ff_xc; host_ab fin_$r ff_fin; host_ab ost_$r ff_ost; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 6 (issue 13): where B=8's time goes with the base beside the levels: ff_skip (main at
+# eec0c82 with ff_model_stage_skip_experiment_s23.patch: APEX_FF_SKIP leaves named launches out;
+# outputs wrong, timing only), in process, the profile and B=8, two rounds (call 4 of the
+# twenty-second session's script, again).
+call6() {
+  for r in 1 2; do
+    for s in none base pack0,pack1 film0,film1 refine0 refine1 refine0,refine1 \
+             pack0,pack1,film0,film1,refine0,refine1 base,pack0,pack1,film0,film1,refine0,refine1 \
+             base,refine0,refine1 base,pack0,pack1,refine0,refine1; do
+      APEX_FF_SKIP=$s $B/ff_skip --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
+      echo "$s r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/skip.txt
+    done
+  done
+}
+
+# Call 7 (issue 13): does a run's launch count set B=8's FiLM time? ff_skip2 (ff_skip with
+# APEX_FF_RUN=n frames a run): select + FiLM alone (base, packs and refines left out) and the
+# whole frame, B=8 in runs of 1, 2, 3, 4 and 8 frames, in process, two rounds.
+call7() {
+  for r in 1 2; do for n in 1 2 3 4 8; do
+    for s in base,pack0,pack1,refine0,refine1 none; do
+      APEX_FF_RUN=$n APEX_FF_SKIP=$s $B/ff_skip2 --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
+      echo "run=$n skip=$s r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/runs.txt
+    done
+  done; done
+}
+
+# Call 8 (issue 13): which FiLM kernel grows at B=8? Nsight Compute durations (ncu's clocks) of
+# ff_film_* at the profile and at B=8 in one run (ff_skip2, APEX_FF_RUN=8), the landed kernels.
+call8() {
+  for shape in profile B=8; do
+    APEX_FF_RUN=8 timeout 200 ncu --kernel-name regex:ff_film --launch-count 12 --metrics gpu__time_duration.sum,launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active \
+      $B/ff_skip2 --bench-only --only "$shape" --refine auto > $OUT/ncu_film_$shape.txt 2>&1
+    echo "== $shape rc=$?"; grep -E "ff_film|duration|grid_size|warps_active" $OUT/ncu_film_$shape.txt | head -60
+  done
+}
+
+# Call 9 (issue 13): FiLM's linear blocks with fewer frames each: ff_ft1 and ff_ft2 (the landed
+# build with FILM_TOKENS 1 and 2 instead of 4; call 8 had ff_film_fc1 and ff_film_out at 9.4-12.3
+# us a launch with four frames a block against 5.7-6.4 with one). Self-check of ff_ft1 at B=8,
+# in process (two rounds), apex-host one round each.
+call9() {
+  step ff_check_ft1 120 $B/ff_ft1 --only 'B=3,B=8' --refine auto
+  echo "ft1 ok: $(grep -cE '^ok' $OUT/ff_check_ft1.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_ft1.log)" | tee -a $OUT/sweep.txt
+  rm -f $OUT/ff_check_ft1.log
+  for r in 1 2; do for v in ff_fin ff_ft1 ff_ft2; do
+    $B/$v --bench-only --only 'profile,B=8,B=16' --refine auto > /tmp/o.log 2>&1
+    echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+  done; done
+  host_ab fin ff_fin; host_ab ft1 ff_ft1; host_ab ft2 ff_ft2
+  ab_table | tee $OUT/ab_table.txt
+}
