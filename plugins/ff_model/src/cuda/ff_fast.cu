@@ -243,8 +243,8 @@ __device__ int block_scan(int flag, int* warp_base, int* total) {
 #define BASE_CHANNELS 8
 
 // One band (C a multiple of BASE_CHANNELS: the fast path's C is one of 16, device/sizing.rs): a
-// thread looks up the coverage of its columns once and copies them in every plane,
-// all its loads in flight. Threads go over the band's 16-byte vectors where t0 and W are
+// thread looks up the coverage of its columns once and copies them in every plane, all its loads
+// in flight. Threads go over the band's 16-byte vectors where t0 and W are
 // multiples of a vector's elements (a vector then never straddles a tile), over its elements
 // elsewhere. A block a band (one vector a thread at the profile) spent ~200 instructions a warp
 // on its indices: 20 % of a B=8 frame's instructions (H100, 2026-11-27), issue slots the levels
@@ -282,7 +282,8 @@ __device__ __forceinline__ void base_band(const S* __restrict__ dense,
             }
             if (!(cov & 2)) {
 #pragma unroll
-                for (int i = 0; i < BASE_CHANNELS; ++i) __stcs(&z4[i * pv + j], make_uint4(0u, 0u, 0u, 0u));
+                for (int i = 0; i < BASE_CHANNELS; ++i)
+                    __stcs(&z4[i * pv + j], make_uint4(0u, 0u, 0u, 0u));
             }
         }
     } else {

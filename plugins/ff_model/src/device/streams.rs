@@ -62,21 +62,21 @@ pub fn runs(batch: usize) -> Vec<Frames> {
 /// on side stream `i - 1`, with the events that fork the side streams from the host's stream and
 /// join them back; and the background stream beside them, where `ff_base` runs.
 ///
-/// The base pass (heavy = dense, detail = 0 outside the refines' tiles: ~9 MB a frame) runs on
-/// the background stream in one block per `BASE_BANDS_PER_BLOCK` bands, its vectors streaming
-/// (evict-first), so that it moves its bytes beside the levels at a fraction of DRAM's rate
-/// without evicting theirs from L2. Against one block a band on the host's stream before run 0's
-/// levels (H100, twenty-third session, call 4 of `benches/results/device_scripts_2026-11-27_s23.sh`),
+/// The base pass (heavy = dense, detail = 0 outside the refines' tiles: ~9 MB a frame) runs on the
+/// background stream in one block per `BASE_BANDS_PER_BLOCK` bands, its vectors streaming
+/// (evict-first), so that it moves its bytes beside the levels at a fraction of DRAM's rate without
+/// evicting theirs from L2. Against one block a band on the host's stream before run 0's levels
+/// (H100, twenty-third session, call 4 of `benches/results/device_scripts_2026-11-27_s23.sh`),
 /// apex-host, alternating, two rounds: B=8 170.2-170.6 us against 180.2-181.0, the profile
 /// 60.6-60.8 against 61.6-61.9, 256x256 77.2-77.3 against 92.7, fp32 133.2 against 140.1-140.8,
 /// bf16 64.0 against 65.5, but tiles 32/16 115.9 against 112.5-112.8 (in process 112.9-113.0
-/// against 113.0-113.3; the harnesses disagree there, and I did not find why). Bands a block, in
-/// process, without the streaming hints (B=8 / B=16 / 256x256 µs): 4: 178.7 / 326 / 87.2; 8:
-/// 181.3 / 315 / 83.1; 16: 172.9 / 310 / 82.0; 32: 176.7 / 316 / 124.2 (the profile 57.5-58.3
+/// against 113.0-113.3: the two harnesses disagree on that shape, not yet explained). Bands a
+/// block, in process, without the streaming hints (B=8 / B=16 / 256x256 µs): 4: 178.7 / 326 / 87.2;
+/// 8: 181.3 / 315 / 83.1; 16: 172.9 / 310 / 82.0; 32: 176.7 / 316 / 124.2 (the profile 57.5-58.3
 /// throughout). Too few blocks and the base outlasts the levels; each block also takes the
-/// registers of one lean refine CTA on its SM (the lean CTAs fill the register file four at a
-/// time; unbounded, the base's 99 registers took two), so too many slow the refines. The full grid
-/// beside the levels lost for that reason (seventeenth and twenty-second sessions).
+/// registers of one lean refine CTA on its SM (the lean CTAs fill the register file four at a time;
+/// unbounded, the base's 99 registers took two), so too many slow the refines. The full grid beside
+/// the levels lost for that reason (seventeenth and twenty-second sessions).
 pub struct Runs {
     frames: Vec<Frames>,
     side: Vec<Arc<CudaStream>>,
