@@ -8,6 +8,8 @@
 #   bench_ab        the in-process bench of several builds, alternating, with a summary table
 #   host_ab         apex-host's ff_model suite with one plugin build; ab_table tabulates them
 #   stage_ab        the refine blocks alone (--stage refines) of several builds
+#   check_auto      the self-check of one build under auto, summarised into $OUT/sweep.txt
+#   bench_row       one in-process bench of one build as a row of p50s in $OUT/sweep.txt
 set -u
 B=.device/bin
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
@@ -78,4 +80,16 @@ stage_ab() {  # $1: rounds, then binaries: the refine blocks alone (--stage refi
     $B/$v --bench-only --only 'profile,B=8' --refine auto --stage refines > /tmp/o.log 2>&1
     echo "$v r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | tr -s ' ' | tr '\n' ';')" | tee -a $OUT/stage.txt
   done; done
+}
+
+check_auto() {  # $1: label, $2: seconds, $3: binary, $4: shapes; self-check under auto, summarised
+  local label=$1 to=$2 bin=$3 shapes=$4 log=$OUT/ff_check_$1.log
+  step ff_check_$label $to $bin --only "$shapes" --refine auto
+  echo "$label ok: $(grep -cE '^ok' $log) FAIL: $(grep -cE '^FAIL' $log)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $log | head -20 >> $OUT/sweep.txt; rm -f $log
+}
+bench_row() {  # $1: label, $2: binary, $3: shapes, then env assignments; p50 per case, one row
+  local label=$1 bin=$2 shapes=$3; shift 3
+  env "$@" $bin --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
+  echo "$label rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
 }

@@ -2,7 +2,9 @@
 # The device calls of the twenty-third session (2026-11-27), run from the repository root on the
 # device machine with the release binaries carried in .device/bin and .device/ab. Usage on the
 # device: `source benches/results/device_scripts_2026-11-27_s23.sh; call1`. Experiment builds are
-# kept as patches beside this script.
+# kept as patches beside this script. The self-checks and bench rows of calls 1, 2, 4, 5 and 9
+# were written out in each call when they ran; they now call device_lib.sh's check_auto and
+# bench_row, which print the same lines.
 source "$(dirname "${BASH_SOURCE[0]}")/device_lib.sh"
 SHAPES='profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split'
 
@@ -14,9 +16,7 @@ SHAPES='profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothin
 # APEX_FF_RUN=n sets the frames a run. Self-check with N=32, the in-process sweep over N (two
 # rounds), run lengths with N=32 and 64, then apex-host: main's build against N=32 and N=64.
 call1() {
-  APEX_FF_BASE=32 step ff_check_bg32 200 $B/ff_bg --only "$SHAPES" --refine auto
-  echo "bg32 ok: $(grep -cE '^ok' $OUT/ff_check_bg32.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_bg32.log)" | tee -a $OUT/sweep.txt
-  awk '/^FAIL/{f=1} f' $OUT/ff_check_bg32.log | head -20 >> $OUT/sweep.txt; rm -f $OUT/ff_check_bg32.log
+  APEX_FF_BASE=32 check_auto bg32 200 $B/ff_bg "$SHAPES"
   for r in 1 2; do for n in none 8 16 32 64 132 100000; do
     if [ $n = none ]; then unset APEX_FF_BASE; else export APEX_FF_BASE=$n; fi
     $B/ff_bg --bench-only --only 'profile,B=8,B=16' --refine auto > /tmp/o.log 2>&1
@@ -40,8 +40,7 @@ call1() {
 # priorities at the profile and B=8, two rounds; apex-host: main, /16, /16 with priorities.
 bench_env() {  # $1: label, $2: shapes, then env assignments
   local label=$1 shapes=$2; shift 2
-  env "$@" $B/ff_bg2 --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
-  echo "$label rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+  bench_row "$label" $B/ff_bg2 "$shapes" "$@"
 }
 call2() {
   for r in 1 2; do for k in none /8 /16 /32; do
@@ -70,19 +69,11 @@ call2() {
 # main's build (ff_xc). Self-check of ff_b16 (every fast shape under auto), the in-process bench
 # over five shapes (two rounds), then apex-host alternating, two rounds.
 call4() {
-  step ff_check_b16 200 $B/ff_b16 --only "$SHAPES" --refine auto
-  echo "b16 ok: $(grep -cE '^ok' $OUT/ff_check_b16.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_b16.log)" | tee -a $OUT/sweep.txt
-  awk '/^FAIL/{f=1} f' $OUT/ff_check_b16.log | head -20 >> $OUT/sweep.txt; rm -f $OUT/ff_check_b16.log
+  check_auto b16 200 $B/ff_b16 "$SHAPES"
   local shapes='profile,tiles 32/16,256x256,B=8,B=16'
   for r in 1 2; do
-    for v in ff_xc ff_b16 ff_bcs; do
-      $B/$v --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
-      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
-    done
-    for k in 4 8 32; do
-      APEX_FF_BASE_BANDS=$k $B/ff_bx --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
-      echo "bands=$k r$r rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
-    done
+    for v in ff_xc ff_b16 ff_bcs; do bench_row "$v r$r" $B/$v "$shapes"; done
+    for k in 4 8 32; do bench_row "bands=$k r$r" $B/ff_bx "$shapes" APEX_FF_BASE_BANDS=$k; done
   done
   for r in 1 2; do host_ab main_$r ff_xc; host_ab b16_$r ff_b16; host_ab bcs_$r ff_bcs; done
   ab_table | tee $OUT/ab_table.txt
@@ -93,13 +84,9 @@ call4() {
 # runs stored evict-first (ff_model_lean_streaming_stores_experiment_s23.patch). Self-check of
 # ff_fin (every fast shape under auto), the in-process bench, apex-host alternating, two rounds.
 call5() {
-  step ff_check_fin 200 $B/ff_fin --only "$SHAPES" --refine auto
-  echo "fin ok: $(grep -cE '^ok' $OUT/ff_check_fin.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_fin.log)" | tee -a $OUT/sweep.txt
-  awk '/^FAIL/{f=1} f' $OUT/ff_check_fin.log | head -20 >> $OUT/sweep.txt; rm -f $OUT/ff_check_fin.log
-  local shapes='profile,tiles 32/16,256x256,B=8,B=16'
+  check_auto fin 200 $B/ff_fin "$SHAPES"
   for r in 1 2; do for v in ff_xc ff_fin ff_ost; do
-    $B/$v --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
-    echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+    bench_row "$v r$r" $B/$v 'profile,tiles 32/16,256x256,B=8,B=16'
   done; done
   for r in 1 2; do host_ab main_$r ff_xc; host_ab fin_$r ff_fin; host_ab ost_$r ff_ost; done
   ab_table | tee $OUT/ab_table.txt
@@ -147,13 +134,8 @@ call8() {
 # us a launch with four frames a block against 5.7-6.4 with one). Self-check of ff_ft1 at B=8,
 # in process (two rounds), apex-host one round each.
 call9() {
-  step ff_check_ft1 120 $B/ff_ft1 --only 'B=3,B=8' --refine auto
-  echo "ft1 ok: $(grep -cE '^ok' $OUT/ff_check_ft1.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_ft1.log)" | tee -a $OUT/sweep.txt
-  rm -f $OUT/ff_check_ft1.log
-  for r in 1 2; do for v in ff_fin ff_ft1 ff_ft2; do
-    $B/$v --bench-only --only 'profile,B=8,B=16' --refine auto > /tmp/o.log 2>&1
-    echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
-  done; done
+  check_auto ft1 120 $B/ff_ft1 'B=3,B=8'
+  for r in 1 2; do for v in ff_fin ff_ft1 ff_ft2; do bench_row "$v r$r" $B/$v 'profile,B=8,B=16'; done; done
   host_ab fin ff_fin; host_ab ft1 ff_ft1; host_ab ft2 ff_ft2
   ab_table | tee $OUT/ab_table.txt
 }

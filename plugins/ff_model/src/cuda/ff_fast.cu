@@ -244,9 +244,8 @@ __device__ int block_scan(int flag, int* warp_base, int* total) {
 
 // One band (C a multiple of BASE_CHANNELS: the fast path's C is one of 16, device/sizing.rs): a
 // thread looks up the coverage of its columns once and copies them in every plane, all its loads
-// in flight. Threads go over the band's 16-byte vectors where t0 and W are
-// multiples of a vector's elements (a vector then never straddles a tile), over its elements
-// elsewhere. A block a band (one vector a thread at the profile) spent ~200 instructions a warp
+// in flight. Threads go over the band's 16-byte vectors where t0 and W are multiples of a
+// vector's elements (a vector then never straddles a tile), over its elements elsewhere. A block a band (one vector a thread at the profile) spent ~200 instructions a warp
 // on its indices: 20 % of a B=8 frame's instructions (H100, 2026-11-27), issue slots the levels
 // beside it need. The vectors stream (ld/st.global.cs, evict-first): beside the levels the base's
 // bytes would otherwise push the levels' packed tiles and weights out of L2 (H100, apex-host: B=8
