@@ -11,8 +11,8 @@
 //   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
 //   ff_film_scan   the bidirectional scan over the frame's tiles (a warp per channel)
 //   ff_film_fc1    LayerNorm, FiLM's first linear + SiLU per tile (a weight slice for up to
-//                  FILM_TOKENS frames)
-//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile (likewise)
+//                  FILM_TOKENS frames of one tile, or of two: ff_film_fc1_x2)
+//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile (likewise, _x2)
 //   ff_refine      modulate, depthwise 3x3, pointwise GEMM (tensor cores) per 32-pixel chunk:
 //                  the pre-norm output [B,K,2C,t*t] (f32) and the chunk's GroupNorm partials
 //   ff_apply       GroupNorm (the tile's partials combined), a*relu(b) + residual, FusionGate,
@@ -504,62 +504,65 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
 }
 
 #define GEMV_LOADS 8
-// Tokens (batch entries of one tile index) a FiLM linear block multiplies by its weight slice.
+// Frames of one tile index a FiLM linear block takes at most (its run's frames, up to this).
 #define FILM_TOKENS 4
-// A slice of y_t = w x_t + bias for nt <= FILM_TOKENS vectors x_t (w row-major [n_out][n_in] in
-// global memory; x [nt][n_in] in shared memory; both 16-byte aligned, n_in a multiple of 4): the
-// rows [row0, row0 + blockDim/split), each shared by `split` adjacent threads (a power of two
-// <= 32) that read a contiguous 1/split of the row as float4s, use each loaded weight for every
-// vector, and add their partials with shuffles. gemv_begin issues the thread's first GEMV_LOADS
-// weight loads (all of them at C = 128), so that they are in flight while the block stages and
-// normalises its vectors; gemv_finish then gives z[t] row o's value for x_t on the group's first
-// thread (s == 0; the return value), nothing past n_out. nt is the same for the whole block.
+// A slice of y_t = w x_t + bias for nt <= NV vectors x_t (w row-major
+// [n_out][n_in] in global memory; x [nt][n_in] in shared memory; both 16-byte aligned, n_in a
+// multiple of 4): the rows [row0, row0 + blockDim/split), each shared by `split` adjacent threads
+// (a power of two <= 32). Thread s of a row's group reads the row's float4s s, s + split, ...
+// (interleaved: the group's lanes read adjacent float4s of each vector, so a quarter-warp's
+// shared loads are conflict-free), uses each loaded weight for every vector, and the group adds
+// its partials with shuffles. gemv_begin issues the thread's first GEMV_LOADS weight loads (all
+// of them at C = 128), so that they are in flight while the block stages and normalises its
+// vectors; gemv_finish then gives z[t] row o's value for x_t on the group's first thread
+// (s == 0; the return value), nothing past n_out. nt is the same for the whole block.
 struct GemvSlice {
     const float4* row;
-    int j0, j1, o, oc, s;
+    int quads, o, oc, s;
     float4 v[GEMV_LOADS];
 };
 
 __device__ __forceinline__ GemvSlice gemv_begin(const float* __restrict__ w, int n_in, int n_out,
                                                 int row0, int split) {
     GemvSlice g;
-    const int quads = n_in / 4, per = (quads + split - 1) / split;
+    g.quads = n_in / 4;
     g.s = threadIdx.x % split;
     g.o = row0 + threadIdx.x / split;
     g.oc = min(g.o, n_out - 1);
-    g.j0 = g.s * per;
-    g.j1 = min(g.j0 + per, quads);
     g.row = reinterpret_cast<const float4*>(w + (long long)g.oc * n_in);
 #pragma unroll
-    for (int u = 0; u < GEMV_LOADS; ++u) g.v[u] = g.row[max(min(g.j0 + u, g.j1 - 1), 0)];
+    for (int u = 0; u < GEMV_LOADS; ++u) g.v[u] = g.row[min(g.s + u * split, g.quads - 1)];
     return g;
 }
 
+template <int NV>
 __device__ __forceinline__ bool gemv_finish(GemvSlice& g, const float* __restrict__ bias,
-                                            const float* x, int nt, int n_in, int split,
-                                            int n_out, float* z) {
+                                            const float* x, int nt, int split, int n_out,
+                                            float* z) {
     const float4* x4 = reinterpret_cast<const float4*>(x);
-    const int quads = n_in / 4;
+    const int quads = g.quads, step = GEMV_LOADS * split;
 #pragma unroll
-    for (int t = 0; t < FILM_TOKENS; ++t) z[t] = 0.0f;
-    for (int j = g.j0; j < g.j1; j += GEMV_LOADS) {
-        if (j != g.j0) {
+    for (int t = 0; t < NV; ++t) z[t] = 0.0f;
+    for (int j = g.s; j < quads; j += step) {
+        if (j != g.s) {
 #pragma unroll
-            for (int u = 0; u < GEMV_LOADS; ++u) g.v[u] = g.row[min(j + u, g.j1 - 1)];
+            for (int u = 0; u < GEMV_LOADS; ++u) g.v[u] = g.row[min(j + u * split, quads - 1)];
         }
 #pragma unroll
         for (int u = 0; u < GEMV_LOADS; ++u) {
-            if (j + u >= g.j1) break;
+            const int jj = j + u * split;
+            if (jj >= quads) break;
 #pragma unroll
-            for (int t = 0; t < FILM_TOKENS; ++t) {
+            for (int t = 0; t < NV; ++t) {
                 if (t >= nt) break;
-                const float4 xv = x4[t * quads + j + u];
+                const float4 xv = x4[t * quads + jj];
                 z[t] += g.v[u].x * xv.x + g.v[u].y * xv.y + g.v[u].z * xv.z + g.v[u].w * xv.w;
             }
         }
     }
 #pragma unroll
-    for (int t = 0; t < FILM_TOKENS; ++t) {
+    for (int t = 0; t < NV; ++t) {
+        if (t >= nt) break;
         for (int m = split / 2; m > 0; m >>= 1) z[t] += __shfl_xor_sync(0xffffffffu, z[t], m);
         z[t] += bias[g.oc];
     }
@@ -575,6 +578,11 @@ __device__ __forceinline__ bool gemv_finish(GemvSlice& g, const float* __restric
 // up to FILM_TOKENS of the tile's frames at once (4; eight frames a block left 80 blocks for 132
 // SMs at B=8 in one launch). The host launches each run of frames (device/streams.rs: at most
 // three frames since the nineteenth session) on its own, so a block now takes a run's frames.
+// Where several runs overlap, a block takes two tiles of its run's frames (the _x2 entry points,
+// device/sizing.rs: film_tiles): the runs together read FiLM's weights half as often (H100, B=8
+// 168.3-168.5 -> 159.8-160.5 us in process, twenty-fourth session, call 2). The GEMV reads its
+// row's float4s interleaved across the row's threads, so that its vector loads from shared memory
+// are conflict-free (with the x2 entry points in the same build: the profile 57.7-57.8 -> 56.2).
 //
 // ff_film_scan: grid (B, ceil(C / WARPS)), a warp per channel. The bidirectional scan over the
 // frame's K tokens (forward over 0..k, backward over K-1..k, from zero states) for every tile:
@@ -668,17 +676,40 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
     scan_direction(tok, out, bw, K, C, false);
 }
 
-// The block's tokens (tile k of frames b0 .. b0 + nt) of `src` [B][K][C] into `x` [nt][C] of
-// shared memory, with the block synchronised.
-__device__ __forceinline__ void stage_tokens(const float* __restrict__ src, float* x, int b0,
-                                             int nt, int k, int K, int C) {
-    const int n = nt * C, bd = blockDim.x;
+// The vectors of a FiLM linear block: tiles k0 .. k0 + TILES - 1 (fewer at the end of K) of
+// frames b0 .. b0 + frames - 1 (blockIdx.x * TILES, blockIdx.y * FILM_TOKENS, at most
+// FILM_TOKENS frames of the batch's B); vector j is tile k0 + j / frames of frame b0 + j % frames.
+template <int TILES>
+struct FilmBlock {
+    static constexpr int MAX = TILES * FILM_TOKENS;
+    int k0, b0, frames, n;
+
+    __device__ __forceinline__ FilmBlock(int K, int B) {
+        k0 = blockIdx.x * TILES;
+        b0 = blockIdx.y * FILM_TOKENS;
+        frames = min(FILM_TOKENS, B - b0);
+        n = min(TILES, K - k0) * frames;
+    }
+
+    // Vector j's offset (in vectors) in a [B][K][...] buffer.
+    __device__ __forceinline__ long long at(int j, int K) const {
+        const int kk = TILES == 1 ? 0 : j / frames;
+        return (long long)(b0 + j - kk * frames) * K + k0 + kk;
+    }
+};
+
+// The block's vectors of `src` [B][K][C] into `x` [n][C] of shared memory, with the block
+// synchronised.
+template <int TILES>
+__device__ __forceinline__ void stage_tokens(const float* __restrict__ src, float* x,
+                                             const FilmBlock<TILES>& fb, int K, int C) {
+    const int n = fb.n * C, bd = blockDim.x;
     for (int i0 = threadIdx.x; i0 < n; i0 += FILM_TOKENS * bd) {
         float v[FILM_TOKENS];
 #pragma unroll
         for (int u = 0; u < FILM_TOKENS; ++u) {  // clamped, unconditional loads: all in flight
-            const int i = min(i0 + u * bd, n - 1), t = i / C;
-            v[u] = src[((long long)(b0 + t) * K + k) * C + i - t * C];
+            const int i = min(i0 + u * bd, n - 1), j = i / C;
+            v[u] = src[fb.at(j, K) * C + i - j * C];
         }
 #pragma unroll
         for (int u = 0; u < FILM_TOKENS; ++u)
@@ -687,21 +718,22 @@ __device__ __forceinline__ void stage_tokens(const float* __restrict__ src, floa
     __syncthreads();
 }
 
-// ff_film_fc1: grid (K, ceil(B / FILM_TOKENS), ceil(C / FC1_ROWS)). LayerNorm(C) of the scan's
-// output at tile k of FILM_TOKENS frames (warp t normalises frame t's vector in place), then
-// FC1_ROWS rows of FiLM's first linear (C -> C) and SiLU: hidden[b,k,:]. Shared memory:
-// FILM_TOKENS * C floats.
-extern "C" __global__ void __launch_bounds__(THREADS) ff_film_fc1(
-    const float* __restrict__ scanned, const float* __restrict__ weights, float* __restrict__ hidden,
-    int C, int K, int B) {
+// ff_film_fc1 (TILES 1) and ff_film_fc1_x2 (2): grid (ceil(K / TILES), ceil(B / FILM_TOKENS),
+// ceil(C / FC1_ROWS)). LayerNorm(C) of the scan's output for the block's vectors (FilmBlock; warp
+// w normalises vectors w, w + WARPS, ... in place), then FC1_ROWS rows of FiLM's first linear
+// (C -> C) and SiLU: hidden[b,k,:]. Shared memory: TILES * min(B, FILM_TOKENS) * C floats.
+template <int TILES>
+__device__ __forceinline__ void film_fc1(const float* __restrict__ scanned,
+                                         const float* __restrict__ weights,
+                                         float* __restrict__ hidden, int C, int K, int B) {
     extern __shared__ float film_smem[];
-    const int k = blockIdx.x, b0 = blockIdx.y * FILM_TOKENS, nt = min(FILM_TOKENS, B - b0);
+    const FilmBlock<TILES> fb(K, B);
     const Level l = level_at(weights, C);
     const int split = THREADS / FC1_ROWS;
     GemvSlice g = gemv_begin(l.fc1, C, C, blockIdx.z * FC1_ROWS, split);
-    stage_tokens(scanned, film_smem, b0, nt, k, K, C);
+    stage_tokens(scanned, film_smem, fb, K, C);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int t = warp; t < nt; t += WARPS) {
+    for (int t = warp; t < fb.n; t += WARPS) {
         float* x = film_smem + t * C;
         float part = 0.0f;
         for (int c = lane; c < C; c += 32) part += x[c];
@@ -712,34 +744,47 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film_fc1(
         for (int c = lane; c < C; c += 32) x[c] = (x[c] - mean) * inv * l.ln_w[c] + l.ln_b[c];
     }
     __syncthreads();
-    float z[FILM_TOKENS];
-    if (gemv_finish(g, l.fc1_b, film_smem, nt, C, split, C, z)) {
+    float z[fb.MAX];
+    if (gemv_finish<fb.MAX>(g, l.fc1_b, film_smem, fb.n, split, C, z)) {
 #pragma unroll
-        for (int t = 0; t < FILM_TOKENS; ++t)
-            if (t < nt) hidden[((long long)(b0 + t) * K + k) * C + g.o] = z[t] * sigmoidf_(z[t]);
+        for (int t = 0; t < fb.MAX; ++t)
+            if (t < fb.n) hidden[fb.at(t, K) * C + g.o] = z[t] * sigmoidf_(z[t]);
     }
 }
 
-// ff_film_out: grid (K, ceil(B / FILM_TOKENS), ceil(2C / FC2_ROWS)). FC2_ROWS rows of FiLM's
-// second linear (C -> 2C) for tile k of FILM_TOKENS frames: film[b,k,0..C) = tanh(gamma_raw),
-// film[b,k,C..2C) = beta. Shared memory: FILM_TOKENS * C floats.
-extern "C" __global__ void __launch_bounds__(THREADS) ff_film_out(
-    const float* __restrict__ hidden, const float* __restrict__ weights, float* __restrict__ film,
-    int C, int K, int B) {
+// ff_film_out (TILES 1) and ff_film_out_x2 (2): grid (ceil(K / TILES), ceil(B / FILM_TOKENS),
+// ceil(2C / FC2_ROWS)). FC2_ROWS rows of FiLM's second linear (C -> 2C) for the block's vectors
+// (FilmBlock): film[b,k,0..C) = tanh(gamma_raw), film[b,k,C..2C) = beta. Shared memory: as
+// film_fc1's.
+template <int TILES>
+__device__ __forceinline__ void film_out(const float* __restrict__ hidden,
+                                         const float* __restrict__ weights,
+                                         float* __restrict__ film, int C, int K, int B) {
     extern __shared__ float film_smem[];
-    const int k = blockIdx.x, b0 = blockIdx.y * FILM_TOKENS, nt = min(FILM_TOKENS, B - b0);
+    const FilmBlock<TILES> fb(K, B);
     const Level l = level_at(weights, C);
     const int split = THREADS / FC2_ROWS;
     GemvSlice g = gemv_begin(l.fc2, C, 2 * C, blockIdx.z * FC2_ROWS, split);
-    stage_tokens(hidden, film_smem, b0, nt, k, K, C);
-    float z[FILM_TOKENS];
-    if (gemv_finish(g, l.fc2_b, film_smem, nt, C, split, 2 * C, z)) {
+    stage_tokens(hidden, film_smem, fb, K, C);
+    float z[fb.MAX];
+    if (gemv_finish<fb.MAX>(g, l.fc2_b, film_smem, fb.n, split, 2 * C, z)) {
         const int o = g.o;
 #pragma unroll
-        for (int t = 0; t < FILM_TOKENS; ++t)
-            if (t < nt) film[((long long)(b0 + t) * K + k) * 2 * C + o] = o < C ? tanhf(z[t]) : z[t];
+        for (int t = 0; t < fb.MAX; ++t)
+            if (t < fb.n) film[fb.at(t, K) * 2 * C + o] = o < C ? tanhf(z[t]) : z[t];
     }
 }
+
+#define FILM_ENTRY(NAME, BODY, TILES)                                                             \
+    extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                   \
+        const float* __restrict__ in, const float* __restrict__ weights, float* __restrict__ out, \
+        int C, int K, int B) {                                                                    \
+        BODY<TILES>(in, weights, out, C, K, B);                                                   \
+    }
+FILM_ENTRY(ff_film_fc1, film_fc1, 1)
+FILM_ENTRY(ff_film_fc1_x2, film_fc1, 2)
+FILM_ENTRY(ff_film_out, film_out, 1)
+FILM_ENTRY(ff_film_out_x2, film_out, 2)
 
 // ---------------------------------------------------------------------------------------------
 // The refine GEMM of one chunk: acc_a / acc_b[nt][4] for the "a" row tile `at` and the "b" row

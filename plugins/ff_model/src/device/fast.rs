@@ -1,8 +1,9 @@
 //! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_select`
 //! and `ff_base` for the whole batch, then per run of frames (`streams.rs`) both levels on the
-//! run's stream: per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` and
-//! the refine block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per
-//! tile on a fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's
+//! run's stream: per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` (their
+//! `_x2` entry points where runs overlap: `sizing::film_tiles`) and the refine block:
+//! `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a fused
+//! level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's
 //! launches take every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its
 //! frames in their grids. A level that selects no tile launches nothing. `launch_refines`
 //! enqueues only the refine blocks of a call, for timing them apart (`ff_model_gpu_check --stage
@@ -21,7 +22,7 @@ use cudarc::driver::{
 
 use super::{
     refine::LevelRefine,
-    sizing::{film_smem, select_smem},
+    sizing::{film_smem, film_tiles, select_smem},
     state::{DeviceState, FastFunctions, FrameSet, LevelState},
     streams::Frames,
 };
@@ -155,6 +156,7 @@ impl DeviceState {
             problem.height as i32,
             problem.width as i32,
         );
+        let film_tiles = film_tiles(self.runs.count());
         for (stream, frames) in self.runs.streams(&self.session.stream) {
             let run = |l, source| Level {
                 fast: &self.fast,
@@ -168,6 +170,7 @@ impl DeviceState {
                 frames,
                 dims: (c, h, w),
                 bytes: self.storage.bytes(),
+                film_tiles,
             };
             each(&run(&self.l0, Source::Dense))?;
             each(&run(&self.l1, Source::L0Map))?;
@@ -205,6 +208,8 @@ struct Level<'a> {
     dims: (i32, i32, i32),
     /// Bytes of an element of the storage type (the maps, proxies and outputs).
     bytes: usize,
+    /// Tile indices a FiLM linear block takes (`sizing::film_tiles`).
+    film_tiles: usize,
 }
 
 impl Level<'_> {
@@ -289,12 +294,13 @@ impl Level<'_> {
             .int(k);
         // SAFETY: see `go`.
         unsafe { Self::go(a, config((b, channel_groups, 1), 0), "ff_film_scan", None)? };
-        // The two linears: one block per (tile, FILM_TOKENS frames, slice of rows), the frames'
-        // vectors in shared memory.
-        let tokens_smem = film_smem(c as usize);
+        // The two linears: one block per (`tiles` tiles, FILM_TOKENS frames, slice of rows), the
+        // block's vectors in shared memory.
+        let tiles = self.film_tiles;
+        let tokens_smem = film_smem(c as usize, tiles, b);
         for (function, input, output, width, slices, name) in [
             (
-                &fast.film_fc1,
+                &fast.film_fc1[tiles - 1],
                 &l.scanned,
                 &l.hidden,
                 kc,
@@ -302,7 +308,7 @@ impl Level<'_> {
                 "ff_film_fc1",
             ),
             (
-                &fast.film_out,
+                &fast.film_out[tiles - 1],
                 &l.hidden,
                 &l.film,
                 2 * kc,
@@ -317,8 +323,12 @@ impl Level<'_> {
                 .int(c)
                 .int(k)
                 .int(b as i32);
-            let cfg = config((l.k, b.div_ceil(FILM_TOKENS), slices), tokens_smem);
-            // SAFETY: see `go`; shared memory FILM_TOKENS * C f32.
+            let cfg = config(
+                (l.k.div_ceil(tiles), b.div_ceil(FILM_TOKENS), slices),
+                tokens_smem,
+            );
+            // SAFETY: see `go`; shared memory for tiles * min(b, FILM_TOKENS) vectors of C f32,
+            // the entry point's (`tiles` 1 or 2: `film_tiles`).
             unsafe { Self::go(a, cfg, name, None)? };
         }
 

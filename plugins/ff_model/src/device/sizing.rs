@@ -21,10 +21,30 @@ pub fn select_smem(g: usize) -> usize {
     (2 * 8 + 4 + 1) * g
 }
 
-/// A FiLM linear block's dynamic shared memory (`ff_film_fc1`, `ff_film_out`): the vectors of
-/// `FILM_TOKENS` frames, `c` f32 each.
-pub fn film_smem(c: usize) -> usize {
-    4 * program::FILM_TOKENS * c
+/// Tile indices each FiLM linear block (`ff_film_fc1`, `ff_film_out`) takes in a call whose
+/// batch runs in `runs` runs of frames: one where a single run has the GPU to itself, two where
+/// runs overlap (the `_x2` entry points), so that a block's weight slice serves two tiles' vectors
+/// and the overlapping runs read FiLM's weights half as often.
+///
+/// H100, twenty-fourth session (`benches/results/device_scripts_2026-11-28_s24.sh`). Call 1, in
+/// process, one build (its GEMV unrolled for 12 vectors) with 1 / 2 / 3 / 4 tiles a block for
+/// every call: the profile 58.9-59.3 / 59.7-59.8 / 60.8-60.9 / 62.2-62.4 us, B=8 164.8-165.2 /
+/// 161.2-161.6 / 162.5-162.6 / 168.5, B=16 306.1-306.7 / 302.9 / 300.6-301.9 / 301.5-302.4
+/// (main: 57.4-57.6, 167.9-168.6, 311.4). Call 2, this rule against main, in process, three
+/// rounds: the profile 56.2-56.3 against 57.7-57.8, B=4 99.8 against 105.2-105.7, B=8
+/// 159.8-160.5 against 168.3-168.5, B=16 301.5-302.2 against 312.0-313.8.
+pub fn film_tiles(runs: usize) -> usize {
+    if runs > 1 { 2 } else { 1 }
+}
+
+/// The dynamic shared memory a FiLM linear block may have: the 48 KiB every block gets without
+/// opting in (the host does not opt those kernels in).
+const FILM_SMEM: usize = 48 * 1024;
+
+/// A FiLM linear block's dynamic shared memory for a run of `frames` frames, `tiles` tiles a
+/// block: its vectors, `c` f32 each.
+pub fn film_smem(c: usize, tiles: usize, frames: usize) -> usize {
+    4 * tiles * frames.clamp(1, program::FILM_TOKENS) * c
 }
 
 /// A refine CTA's dynamic shared memory (`ff_refine`, `ff_refine_apply`) for tiles of `t` pixels
@@ -71,6 +91,14 @@ pub fn check_shape(problem: &FfProblem, storage: Storage) -> Result<(), PluginEr
             (c / 16 + 1) * 16
         )));
     }
+    let film = film_smem(c, 2, program::FILM_TOKENS);
+    if film > FILM_SMEM {
+        return Err(PluginError::invalid(format!(
+            "channels = {c}: a FiLM linear block holds up to {} vectors of C f32 ({film} bytes of \
+             shared memory), more than the {FILM_SMEM} it may have (hint: fewer channels)",
+            2 * program::FILM_TOKENS
+        )));
+    }
     let g = problem.grid_l0().tiles();
     if g > MAX_L0_TILES {
         return Err(PluginError::invalid(format!(
@@ -102,6 +130,17 @@ pub fn check_shape(problem: &FfProblem, storage: Storage) -> Result<(), PluginEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn film_blocks_take_two_tiles_only_beside_other_runs() {
+        assert_eq!(film_tiles(1), 1);
+        assert_eq!(film_tiles(3), 2);
+        // Two tiles of four frames at C = 128: 8 vectors of 512 bytes.
+        assert_eq!(film_smem(128, 2, 3), 4 * 2 * 3 * 128);
+        assert_eq!(film_smem(128, 2, 8), 4 * 2 * 4 * 128);
+        assert!(film_smem(1536, 2, 4) <= FILM_SMEM);
+        assert!(film_smem(1552, 2, 4) > FILM_SMEM);
+    }
 
     #[test]
     fn the_selections_shared_memory_fits_without_opting_in() {

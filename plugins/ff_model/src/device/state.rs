@@ -93,8 +93,10 @@ pub struct FastFunctions {
     pub pack_s: CudaFunction,
     pub pack_f: CudaFunction,
     pub film_scan: CudaFunction,
-    pub film_fc1: CudaFunction,
-    pub film_out: CudaFunction,
+    /// FiLM's two linears: `ff_film_fc1` and `ff_film_out` (a block takes one tile index), then
+    /// `ff_film_fc1_x2` and `ff_film_out_x2` (two); `sizing::film_tiles` picks.
+    pub film_fc1: [CudaFunction; 2],
+    pub film_out: [CudaFunction; 2],
     pub refine: CudaFunction,
     pub apply: CudaFunction,
     /// `ff_refine_apply` (sm_90 and later: it launches as thread-block clusters).
@@ -194,8 +196,8 @@ impl DeviceState {
             pack_s: f("ff_pack_s")?,
             pack_f: f("ff_pack_f")?,
             film_scan: f("ff_film_scan")?,
-            film_fc1: f("ff_film_fc1")?,
-            film_out: f("ff_film_out")?,
+            film_fc1: [f("ff_film_fc1")?, f("ff_film_fc1_x2")?],
+            film_out: [f("ff_film_out")?, f("ff_film_out_x2")?],
             refine: f("ff_refine")?,
             apply: f("ff_apply")?,
             // The source compiles the cluster kernel only for sm_90 and later.

@@ -108,6 +108,11 @@ impl Runs {
         })
     }
 
+    /// The runs of frames.
+    pub fn count(&self) -> usize {
+        self.frames.len()
+    }
+
     /// Each run with the stream it runs on (`main`, the host's, for the first).
     pub fn streams<'a>(
         &'a self,
