@@ -34,3 +34,23 @@ call2() {
   for r in 1 2; do host_ab fin$r ff_fin; host_ab fx2$r ff_fx2; done
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 3 (issue 13): the base pass beside four lean CTAs a SM. ff_mr56 = ff_fx2 (21ef659) with
+# the lean refine's fp16/fp32 entry points at most 56 registers (__maxnreg__; 32-40 bytes spill)
+# instead of 64, so that four lean CTAs leave 8,192 registers of a SM free: one ff_base block of
+# 128 threads (64 registers) then runs beside them instead of in a lean CTA's place; knobs
+# APEX_FF_BASE_THREADS (ff_base's block, default 256) and APEX_FF_BASE_BANDS (bands a block,
+# default 16); ff_model_lean56_base_coresident_experiment_s24.patch. Self-check, the in-process
+# sweep (two rounds), then apex-host: ff_fx2 against two settings.
+call3() {
+  APEX_FF_BASE_THREADS=128 APEX_FF_BASE_BANDS=4 check_auto mr56 150 $B/ff_mr56 'profile,256x256,B=3,B=8,K=64/160'
+  for r in 1 2; do
+    bench_row "ff_fx2 r$r" $B/ff_fx2 'profile,256x256,B=8,B=16'
+    bench_row "ff_mr56 T256/16 r$r" $B/ff_mr56 'profile,256x256,B=8,B=16'
+    for n in 16 8 4 2; do bench_row "ff_mr56 T128/$n r$r" $B/ff_mr56 'profile,256x256,B=8,B=16' APEX_FF_BASE_THREADS=128 APEX_FF_BASE_BANDS=$n; done
+  done
+  host_ab fx2 ff_fx2
+  APEX_FF_BASE_THREADS=128 APEX_FF_BASE_BANDS=8 host_ab mr8 ff_mr56
+  APEX_FF_BASE_THREADS=128 APEX_FF_BASE_BANDS=4 host_ab mr4 ff_mr56
+  ab_table | tee $OUT/ab_table.txt
+}
