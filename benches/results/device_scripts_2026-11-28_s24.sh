@@ -54,3 +54,22 @@ call3() {
   APEX_FF_BASE_THREADS=128 APEX_FF_BASE_BANDS=4 host_ab mr4 ff_mr56
   ab_table | tee $OUT/ab_table.txt
 }
+
+# Call 4 (issue 13): the packs with several channels a warp. ff_pk = ff_fx2 (21ef659) with ff_pack
+# taking `cpw` channels a warp (a block WARPS * cpw; an 8x8 tile's 16 quads take half a warp, so
+# two channels share it), knobs APEX_FF_PACK_CPW0 / APEX_FF_PACK_CPW1 (L0 / L1, default 1: the
+# landed grids); ff_model_pack_channels_experiment_s24.patch. Self-check with 2/2, the in-process
+# sweep (label cpw0/cpw1, two rounds), apex-host: ff_fx2 against 1/2 and 2/2.
+call4() {
+  APEX_FF_PACK_CPW0=2 APEX_FF_PACK_CPW1=2 check_auto pk22 150 $B/ff_pk 'profile,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3'
+  for r in 1 2; do
+    bench_row "ff_fx2 r$r" $B/ff_fx2 'profile,256x256,B=8,B=16'
+    for v in 1/1 1/2 2/2 1/4 2/4 4/4; do
+      bench_row "ff_pk $v r$r" $B/ff_pk 'profile,256x256,B=8,B=16' APEX_FF_PACK_CPW0=${v%/*} APEX_FF_PACK_CPW1=${v#*/}
+    done
+  done
+  host_ab fx2 ff_fx2
+  APEX_FF_PACK_CPW0=1 APEX_FF_PACK_CPW1=2 host_ab pk12 ff_pk
+  APEX_FF_PACK_CPW0=2 APEX_FF_PACK_CPW1=2 host_ab pk22 ff_pk
+  ab_table | tee $OUT/ab_table.txt
+}
