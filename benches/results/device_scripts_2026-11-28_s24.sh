@@ -74,7 +74,8 @@ call4() {
   ab_table | tee $OUT/ab_table.txt
 }
 
-# Call 5 (issue 13): the acceptance run on the landed build (21ef659 and its records): the plugin's
+# Call 5 (issue 13), prepared and NOT run: the session's device time ran out before a machine could
+# start for it. The acceptance run on the landed build (21ef659 and its records): the plugin's
 # exported weights and inputs, the PyTorch anchor (parity, eager, torch.compile, reduce-overhead),
 # then apex-host's ff_model CUDA suite with the anchor's rows, as the nineteenth session's call 8.
 call5() {
