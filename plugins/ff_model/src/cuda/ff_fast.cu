@@ -506,16 +506,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
 #define GEMV_LOADS 8
 // Frames of one tile index a FiLM linear block takes at most (its run's frames, up to this).
 #define FILM_TOKENS 4
-// A slice of y_t = w x_t + bias for nt <= NV vectors x_t (w row-major
-// [n_out][n_in] in global memory; x [nt][n_in] in shared memory; both 16-byte aligned, n_in a
-// multiple of 4): the rows [row0, row0 + blockDim/split), each shared by `split` adjacent threads
-// (a power of two <= 32). Thread s of a row's group reads the row's float4s s, s + split, ...
-// (interleaved: the group's lanes read adjacent float4s of each vector, so a quarter-warp's
-// shared loads are conflict-free), uses each loaded weight for every vector, and the group adds
-// its partials with shuffles. gemv_begin issues the thread's first GEMV_LOADS weight loads (all
-// of them at C = 128), so that they are in flight while the block stages and normalises its
-// vectors; gemv_finish then gives z[t] row o's value for x_t on the group's first thread
-// (s == 0; the return value), nothing past n_out. nt is the same for the whole block.
+// A slice of y_t = w x_t + bias for nt <= NV vectors x_t (w row-major [n_out][n_in] in global
+// memory; x [nt][n_in] in shared memory; both 16-byte aligned, n_in a multiple of 4): the rows
+// [row0, row0 + blockDim/split), each shared by `split` adjacent threads (a power of two <= 32).
+// Thread s of a row's group reads the row's float4s s, s + split, ... (interleaved: the group's
+// lanes read adjacent float4s of each vector, so a quarter-warp's shared loads are
+// conflict-free), uses each loaded weight for every vector, and the group adds its partials with
+// shuffles. gemv_begin issues the thread's first GEMV_LOADS weight loads (all of them at
+// C = 128), so that they are in flight while the block stages and normalises its vectors;
+// gemv_finish then gives z[t] row o's value for x_t on the group's first thread (s == 0; the
+// return value), nothing past n_out. nt is the same for the whole block.
 struct GemvSlice {
     const float4* row;
     int quads, o, oc, s;
