@@ -10,6 +10,7 @@
 #   stage_ab        the refine blocks alone (--stage refines) of several builds
 #   check_auto      the self-check of one build under auto, summarised into $OUT/sweep.txt
 #   bench_row       one in-process bench of one build as a row of p50s in $OUT/sweep.txt
+#   acceptance      issue 13's acceptance run: export, the PyTorch anchor, apex-host with its rows
 set -u
 B=.device/bin
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
@@ -92,4 +93,16 @@ bench_row() {  # $1: label, $2: binary, $3: shapes, then env assignments; p50 pe
   local label=$1 bin=$2 shapes=$3; shift 3
   env "$@" $bin --bench-only --only "$shapes" --refine auto > /tmp/o.log 2>&1
   echo "$label rc=$? $(grep -E '^(profile|B=[0-9]+|256x256|tiles 32/16) ' /tmp/o.log | sed -E 's/^(tiles) /\1_/' | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+}
+
+acceptance() {  # the plugin's export (.device/bin/ff_model_export), the PyTorch anchor, then
+  # apex-host's ff_model CUDA suite with the anchor's rows; report and logs under $OUT
+  step ff_export 120 $B/ff_model_export --out /tmp/ff_export --cuda
+  mkdir -p /tmp/anchor; step ff_torch 240 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
+  step ff_run 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
+    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
+  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
+  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
+  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
+  grep -iE "parity|max|torch|eager|compile|frames|fail" "$OUT/anchor_run.txt" | head -30
 }

@@ -78,13 +78,4 @@ call4() {
 # start for it. The acceptance run on the landed build (21ef659 and its records): the plugin's
 # exported weights and inputs, the PyTorch anchor (parity, eager, torch.compile, reduce-overhead),
 # then apex-host's ff_model CUDA suite with the anchor's rows, as the nineteenth session's call 8.
-call5() {
-  step ff_export 120 $B/ff_model_export --out /tmp/ff_export --cuda
-  mkdir -p /tmp/anchor; step ff_torch 240 env OUT=/tmp/anchor python3 benches/anchors/ff_model_torch.py /tmp/ff_export
-  step ff_run 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/ff \
-    --anchor-results /tmp/anchor/ff_model_torch.jsonl --format apex-x-gpu
-  cp /tmp/ff/summary.json "$OUT/ff_summary.json"; cp /tmp/ff/summary.md "$OUT/ff_summary.md"
-  cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
-  rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
-  grep -iE "parity|max|torch|eager|compile|frames|fail" "$OUT/anchor_run.txt" | head -30
-}
+call5() { acceptance; }
