@@ -6,6 +6,18 @@ mod support;
 
 use support::{apex, read_json, root, stderr, stdout};
 
+/// The tests of this file one at a time: each measures the same CPU fixture, and a run that
+/// shares the machine's cores with another test's is slowed by it. A rebased compare divides by
+/// its reference run, so a reference slowed by a concurrent test once hid the 3x slowdown below
+/// (the fresh-clone CI run of f20f7ba, 2 cores: exit 0 where 2 was due).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that failed while holding the lock leaves it poisoned; the others still run.
+    TIMED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn slow_run(out: &std::path::Path, slowdown: &str, extra: &[&str]) -> std::process::Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"));
     cmd.args([
@@ -29,6 +41,7 @@ fn slow_run(out: &std::path::Path, slowdown: &str, extra: &[&str]) -> std::proce
 
 #[test]
 fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
+    let _serial = serial();
     // Ratio 0.9 allows 1.9x; the slow run does 3x the work, so other tests sharing the machine
     // cannot make this flaky.
     let dir = tempfile::tempdir().unwrap();
@@ -76,6 +89,7 @@ fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
 
 #[test]
 fn compare_to_reads_the_baseline_from_a_commit_and_a_missing_ref_stops_the_run() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = apex(&[
         "run",
@@ -128,6 +142,7 @@ fn compare_to_reads_the_baseline_from_a_commit_and_a_missing_ref_stops_the_run()
 
 #[test]
 fn rebase_gates_this_machine_against_the_reference_builds_run_here() {
+    let _serial = serial();
     // A baseline from a machine 10x faster: the same build fails it here; rebased on a run of the
     // same build on this machine it passes, a 3x slowdown still fails, and a reference run that
     // lacks a baselined metric is an error naming it.
