@@ -34,8 +34,12 @@ pub fn select_smem(g: usize) -> usize {
 /// rounds: the profile 56.2-56.3 against 57.7-57.8, B=4 99.8 against 105.2-105.7, B=8
 /// 159.8-160.5 against 168.3-168.5, B=16 301.5-302.2 against 312.0-313.8.
 pub fn film_tiles(runs: usize) -> usize {
-    if runs > 1 { 2 } else { 1 }
+    if runs > 1 { FILM_MAX_TILES } else { 1 }
 }
+
+/// The most tile indices a FiLM linear block takes: its entry points take 1 (`ff_film_fc1`,
+/// `ff_film_out`) or 2 (`_x2`), `FastFunctions::film_fc1[tiles - 1]`.
+pub const FILM_MAX_TILES: usize = 2;
 
 /// The dynamic shared memory a FiLM linear block may have: the 48 KiB every block gets without
 /// opting in (the host does not opt those kernels in).
@@ -91,12 +95,12 @@ pub fn check_shape(problem: &FfProblem, storage: Storage) -> Result<(), PluginEr
             (c / 16 + 1) * 16
         )));
     }
-    let film = film_smem(c, 2, program::FILM_TOKENS);
+    let film = film_smem(c, FILM_MAX_TILES, program::FILM_TOKENS);
     if film > FILM_SMEM {
         return Err(PluginError::invalid(format!(
             "channels = {c}: a FiLM linear block holds up to {} vectors of C f32 ({film} bytes of \
              shared memory), more than the {FILM_SMEM} it may have (hint: fewer channels)",
-            2 * program::FILM_TOKENS
+            FILM_MAX_TILES * program::FILM_TOKENS
         )));
     }
     let g = problem.grid_l0().tiles();

@@ -21,7 +21,7 @@ use super::{
     eager::EagerState,
     layout::level_words,
     refine::{LevelRefine, Refine, Residency, fits_cluster},
-    sizing::{check_shape, lean_smem, refine_smem},
+    sizing::{FILM_MAX_TILES, check_shape, lean_smem, refine_smem},
     streams::{Runs, runs, split_batch},
 };
 use crate::{
@@ -95,8 +95,8 @@ pub struct FastFunctions {
     pub film_scan: CudaFunction,
     /// FiLM's two linears: `ff_film_fc1` and `ff_film_out` (a block takes one tile index), then
     /// `ff_film_fc1_x2` and `ff_film_out_x2` (two); `sizing::film_tiles` picks.
-    pub film_fc1: [CudaFunction; 2],
-    pub film_out: [CudaFunction; 2],
+    pub film_fc1: [CudaFunction; FILM_MAX_TILES],
+    pub film_out: [CudaFunction; FILM_MAX_TILES],
     pub refine: CudaFunction,
     pub apply: CudaFunction,
     /// `ff_refine_apply` (sm_90 and later: it launches as thread-block clusters).
