@@ -137,8 +137,8 @@ impl FfCase {
     }
 
     /// CUDA: runs the refine block of each level `refine`'s way from the next call on (the
-    /// default is [`Refine::Auto`]: the fused kernel of fewer waves wherever a level fits a
-    /// cluster); the GPU check verifies and times
+    /// default is [`Refine::Auto`]: wherever a level fits a cluster, its shape-compiled lean copy
+    /// in fp16 and bf16, else the fused kernel of fewer waves); the GPU check verifies and times
     /// every path this way.
     pub fn set_refine(&mut self, refine: Refine) -> Result<(), PluginError> {
         match &mut self.engine {

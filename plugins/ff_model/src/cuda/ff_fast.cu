@@ -25,10 +25,11 @@
 //                  result only at the tiles ff_select split, the only ones L1 reads (keeps_l0)
 //   ff_refine_apply_lean (sm_90) the same in at most 64 registers (four CTAs a SM; bf16: 80,
 //                  three): the GEMM's output waits for the statistics in shared memory, not in
-//                  registers, and the finish stores runs of consecutive pixels; Refine::Auto
-//                  (device/refine.rs) runs it on a level where its extra CTAs a SM save a wave
-//                  of clusters; it is also compiled for the profile's two level shapes
-//                  (ff_refine_apply_lean_c128_t16, _t8: LEAN_ENTRY), which those levels run
+//                  registers, and the finish stores runs of consecutive pixels; it is also
+//                  compiled for the profile's two level shapes (ff_refine_apply_lean_c128_t16,
+//                  _t8: LEAN_ENTRY); Refine::Auto (device/refine.rs) runs those copies on such a
+//                  level at every batch in fp16 and bf16, and the general kernel where its
+//                  extra CTAs a SM save a wave of clusters
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0

@@ -6,11 +6,12 @@
 //! or split in two launches through the pre-norm tensor in global memory (`ff_refine`, then
 //! `ff_apply`).
 //!
-//! The default, [`Refine::Auto`], runs each level that fits a cluster on the fused kernel that
-//! needs fewer waves of clusters ([`pick`]): `ff_refine_apply` (the shorter CTA) while its tiles
-//! fit one wave of it, as at B=1, and `ff_refine_apply_lean` once the lean kernel's extra CTAs a
-//! SM save a wave, as on both levels at B=8. Fused, lean and split stay selectable so the GPU
-//! check verifies and times all three.
+//! The default, [`Refine::Auto`], runs each level that fits a cluster on one of the fused kernels
+//! ([`pick`]): the lean kernel's copy compiled for the level's shape wherever a 16-bit level has
+//! one (the profile's two levels at every batch), and otherwise the kernel that needs fewer
+//! waves of clusters: `ff_refine_apply` (the shorter CTA) while its tiles fit one wave of it, and
+//! `ff_refine_apply_lean` once the lean kernel's extra CTAs a SM save a wave. Fused, lean and
+//! split stay selectable so the GPU check verifies and times all three.
 
 use std::sync::Arc;
 
@@ -24,8 +25,8 @@ use crate::program::{CHUNK, MAX_CLUSTER, WARPS};
 pub enum Refine {
     /// `ff_refine` then `ff_apply` on both levels.
     Split,
-    /// Per level, the fused kernel with fewer waves ([`pick`]) where [`Refine::Fused`] applies;
-    /// split on the others.
+    /// Per level where [`Refine::Fused`] applies, the fused kernel [`pick`] chooses (a 16-bit
+    /// level's shape-compiled lean copy, else the kernel with fewer waves); split on the others.
     #[default]
     Auto,
     /// `ff_refine_apply` on each level that [`fits_cluster`] on a device with clusters (sm_90
@@ -64,12 +65,29 @@ pub fn fits_cluster(channels: usize, chunks: usize) -> bool {
 pub struct Residency {
     pub fused: usize,
     pub lean: usize,
+    /// The level has a lean copy compiled for its shape (`program::LEAN_SHAPES`) in a 16-bit
+    /// storage: [`pick`] then runs it at every batch.
+    pub shaped: bool,
 }
 
-/// The fused kernel [`Refine::Auto`] runs for `tiles` clusters (batch x selected tiles): lean
-/// only where it needs fewer waves; on a tie the fused kernel, whose CTA is the shorter (H100,
-/// profile: 72.97 us a frame fused against 75.96 lean; B=8: 318.8 against 297.9).
+/// The fused kernel [`Refine::Auto`] runs for `tiles` clusters (batch x selected tiles).
+///
+/// A level with a shape-compiled lean copy in fp16 or bf16 runs it at any batch. H100,
+/// twenty-fifth session (`benches/results/device_scripts_2026-11-28_s25.sh`, call 4), apex-host,
+/// main (the fused kernel at B=1) against this rule, alternating, two rounds: the fp16 profile
+/// 59.37-59.49 -> 55.06-55.12 us, bf16 62.78-62.84 -> 58.30-58.32, 256x256 75.75-75.77 ->
+/// 74.97-75.00, tiles 32/16 (its L1 on the t = 16 copy) 115.18-115.48 -> 115.48-115.70; but fp32
+/// 130.95-131.11 -> 151.37-151.48, so fp32 keeps the wave rule. The shape copies had overtaken
+/// the fused kernel since the rule below was measured (twenty-first and twenty-second sessions:
+/// constant shapes, the two-pass partial, both row tiles in one k loop, pushed partials).
+///
+/// Elsewhere lean only where it needs fewer waves; on a tie the fused kernel, whose CTA is the
+/// shorter (H100, profile: 72.97 us a frame fused against 75.96 lean; B=8: 318.8 against 297.9;
+/// general kernels, before the shape copies).
 pub fn pick(tiles: usize, residency: Residency) -> Refine {
+    if residency.shaped && residency.lean > 0 {
+        return Refine::FusedLean;
+    }
     let waves = |resident: usize| tiles.div_ceil(resident.max(1));
     if waves(residency.lean) < waves(residency.fused) {
         Refine::FusedLean
@@ -141,6 +159,7 @@ mod tests {
         let l0 = Residency {
             fused: 30,
             lean: 45,
+            shaped: false,
         };
         assert_eq!(pick(20, l0), Refine::Fused);
         assert_eq!(pick(160, l0), Refine::FusedLean);
@@ -148,7 +167,27 @@ mod tests {
         assert_eq!(pick(60, l0), Refine::Fused);
         assert_eq!(pick(31, l0), Refine::FusedLean);
         // A kernel the device cannot hold at all never wins.
-        assert_eq!(pick(8, Residency { fused: 0, lean: 4 }), Refine::FusedLean);
-        assert_eq!(pick(8, Residency { fused: 4, lean: 0 }), Refine::Fused);
+        let held = |fused, lean| Residency {
+            fused,
+            lean,
+            shaped: false,
+        };
+        assert_eq!(pick(8, held(0, 4)), Refine::FusedLean);
+        assert_eq!(pick(8, held(4, 0)), Refine::Fused);
+    }
+
+    #[test]
+    fn auto_runs_a_shaped_lean_copy_at_every_batch() {
+        let shaped = Residency {
+            fused: 30,
+            lean: 45,
+            shaped: true,
+        };
+        // The profile's L0 at B=1 (20 tiles, one wave of either kernel) and at B=8.
+        assert_eq!(pick(20, shaped), Refine::FusedLean);
+        assert_eq!(pick(160, shaped), Refine::FusedLean);
+        // A lean copy the device cannot hold is never picked.
+        let unheld = Residency { lean: 0, ..shaped };
+        assert_eq!(pick(20, unheld), Refine::Fused);
     }
 }

@@ -400,6 +400,9 @@ impl DeviceState {
         Ok(Some(Residency {
             fused: held(fused, level.refine_smem)?,
             lean: held(lean, level.lean_smem)?,
+            shaped: self.storage != Storage::F32
+                && program::lean_shape(self.channels, level.t)
+                    .is_some_and(|i| i < self.fast.lean_shaped.len()),
         }))
     }
 
