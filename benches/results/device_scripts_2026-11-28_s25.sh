@@ -124,3 +124,16 @@ call5() {
   cp .device/ab/ff_fin.so .device/host/release/libapex_plugin_ff_model.so
   acceptance
 }
+
+# Call 6 (issue 13, for the plan): what a lean refine CTA's SM is busy with at B=8. Nsight
+# Compute's throughput sections (speed of light, compute and memory workload, scheduler, warp
+# states, occupancy) for one call's first L0 and L1 lean launches (run 0) of the landed build.
+call6() {
+  step ncu_pipes 200 ncu --section SpeedOfLight --section ComputeWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
+    --section Occupancy --kernel-name regex:ff_refine_apply_lean_c128 --launch-skip 6 \
+    --launch-count 2 -o /tmp/pipes $B/ff_fin --bench-only --only B=8 --refine auto
+  ncu -i /tmp/pipes.ncu-rep --page details > "$OUT/pipes_details.txt" 2>&1
+  ncu -i /tmp/pipes.ncu-rep --page raw --csv --metrics regex:sm__inst_executed_pipe_.*sum.pct_of_peak_sustained_active,regex:sm__pipe_.*cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed,l1tex__throughput.avg.pct_of_peak_sustained_active,lts__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active > "$OUT/pipes_raw.csv" 2>&1
+  grep -E "^  ff_|Duration|Throughput|Busy|Ipc|Pipe|Occupancy|Warp Cycles|Stall|Bank" "$OUT/pipes_details.txt" | head -80
+}
