@@ -143,6 +143,16 @@ impl LevelRefine {
 mod tests {
     use super::*;
 
+    /// A level's residency: clusters of each kernel held at once, and whether it has a
+    /// 16-bit shape-compiled lean copy.
+    fn held(fused: usize, lean: usize, shaped: bool) -> Residency {
+        Residency {
+            fused,
+            lean,
+            shaped,
+        }
+    }
+
     #[test]
     fn the_profiles_tiles_fit_a_cluster_and_larger_ones_do_not() {
         // L0 t = 16 (8 chunks) and L1 t = 8 (2 chunks) at C = 128: fused.
@@ -156,38 +166,24 @@ mod tests {
     #[test]
     fn auto_runs_lean_only_where_it_saves_a_wave() {
         // H100, profile L0 at B=1 and B=8 (clusters of 8: fused 30, lean 45 at once).
-        let l0 = Residency {
-            fused: 30,
-            lean: 45,
-            shaped: false,
-        };
+        let l0 = held(30, 45, false);
         assert_eq!(pick(20, l0), Refine::Fused);
         assert_eq!(pick(160, l0), Refine::FusedLean);
         // A tie in waves (two each) keeps the shorter fused CTA.
         assert_eq!(pick(60, l0), Refine::Fused);
         assert_eq!(pick(31, l0), Refine::FusedLean);
         // A kernel the device cannot hold at all never wins.
-        let held = |fused, lean| Residency {
-            fused,
-            lean,
-            shaped: false,
-        };
-        assert_eq!(pick(8, held(0, 4)), Refine::FusedLean);
-        assert_eq!(pick(8, held(4, 0)), Refine::Fused);
+        assert_eq!(pick(8, held(0, 4, false)), Refine::FusedLean);
+        assert_eq!(pick(8, held(4, 0, false)), Refine::Fused);
     }
 
     #[test]
     fn auto_runs_a_shaped_lean_copy_at_every_batch() {
-        let shaped = Residency {
-            fused: 30,
-            lean: 45,
-            shaped: true,
-        };
+        let shaped = held(30, 45, true);
         // The profile's L0 at B=1 (20 tiles, one wave of either kernel) and at B=8.
         assert_eq!(pick(20, shaped), Refine::FusedLean);
         assert_eq!(pick(160, shaped), Refine::FusedLean);
         // A lean copy the device cannot hold is never picked.
-        let unheld = Residency { lean: 0, ..shaped };
-        assert_eq!(pick(20, unheld), Refine::Fused);
+        assert_eq!(pick(20, held(30, 0, true)), Refine::Fused);
     }
 }
