@@ -112,13 +112,18 @@ impl FastFunctions {
     /// The lean refine a level of `channels` channels and `t`-pixel tiles runs, with its entry
     /// point's name: its shape's copy where `program::LEAN_SHAPES` has one, else the general one.
     pub fn lean(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
-        let shaped = program::lean_shape(channels, t)
-            .and_then(|i| Some((self.lean_shaped.get(i)?, program::LEAN_SHAPES[i].2)));
-        shaped.or_else(|| {
+        self.lean_copy(channels, t).or_else(|| {
             self.refine_apply_lean
                 .as_ref()
                 .map(|f| (f, "ff_refine_apply_lean"))
         })
+    }
+
+    /// The lean refine's copy compiled for this shape (`program::LEAN_SHAPES`), with its name,
+    /// where the module has one.
+    fn lean_copy(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
+        program::lean_shape(channels, t)
+            .and_then(|i| Some((self.lean_shaped.get(i)?, program::LEAN_SHAPES[i].2)))
     }
 }
 
@@ -401,8 +406,7 @@ impl DeviceState {
             fused: held(fused, level.refine_smem)?,
             lean: held(lean, level.lean_smem)?,
             shaped: self.storage != Storage::F32
-                && program::lean_shape(self.channels, level.t)
-                    .is_some_and(|i| i < self.fast.lean_shaped.len()),
+                && self.fast.lean_copy(self.channels, level.t).is_some(),
         }))
     }
 
