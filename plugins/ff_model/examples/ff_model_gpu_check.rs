@@ -10,11 +10,16 @@
 //! must fail; per output (heavy_features, detail_map, alpha) the largest error against the f64
 //! reference and the share of its tolerance bound it used.
 //!
-//! Bench (`--bench`, or `--bench-only` to skip the check): fp16, the shapes `--only` names (by
+//! `--precision P[,P..]` (fp16, bf16, fp32) restricts the check to those storages (default all
+//! three) and sets the bench's (default fp16).
+//!
+//! Bench (`--bench`, or `--bench-only` to skip the check): each storage asked for (fp16 by
+//! default), the shapes `--only` names (by
 //! default `profile` and `B=8`), each refine path asked for; every row verified once, then timed
 //! like apex-host's batch mode: `rotate` to buffer sets whose declared bytes total at least 3 × L2,
 //! the calls (a multiple of the sets, at least 50) captured in one CUDA graph, the median of 10
-//! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path.
+//! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path
+//! and storage.
 //! `--stage refines` times only the two levels' refine blocks of each call (after the verified
 //! frames, which leave the packed tiles and FiLM vectors they read): their cost apart from the
 //! rest of the frame, for a side-by-side with `benches/probes/ff_refine_block_torch.py`. Their
@@ -22,7 +27,7 @@
 //!
 //! ```text
 //! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine PATH[,PATH..]] [--bench | --bench-only]
-//!                    [--stage frame|refines]
+//!                    [--stage frame|refines] [--precision P[,P..]]
 //! ```
 //! PATH: `auto`, `fused`, `lean` or `split` (default `auto,split`).
 //! Exits 0 when every check (and every bench row's verify) passes, 1 when one fails, 2 without a
@@ -335,9 +340,10 @@ fn bench_row(
     handles: CudaHandles,
     refine: Refine,
     stage: Stage,
+    precision: Precision,
 ) -> Result<(String, f64, bool), String> {
-    let tol = problem::descriptor().tolerance_for(Precision::Fp16);
-    let mut case = setup(overrides, Precision::Fp16, handles, Some(refine))?;
+    let tol = problem::descriptor().tolerance_for(precision);
+    let mut case = setup(overrides, precision, handles, Some(refine))?;
     case.prepare_check(21)
         .map_err(|e| format!("prepare: {e}"))?;
     case.run().map_err(|e| format!("run: {e}"))?;
@@ -366,6 +372,66 @@ fn list(args: &[String], flag: &str) -> Option<Vec<String>> {
             .map(|v| v.split(',').map(str::to_string).collect())
             .unwrap_or_default(),
     )
+}
+
+/// The bench of one storage: a row per shape and refine path, then B=8's frames/s over B=1's
+/// per path. Returns the rows that failed.
+fn bench_precision(
+    timer: &Timer<'_>,
+    only: &Option<Vec<String>>,
+    refines: &[Refine],
+    handles: CudaHandles,
+    stage: Stage,
+    precision: Precision,
+) -> usize {
+    let mut failures = 0;
+    println!(
+        "bench {precision}{}, DRAM-cold batch (sets x calls a set in one graph, median of \
+         {REPLAYS} replays)",
+        stage.note()
+    );
+    println!(
+        "{:<12} {:<20} {:>9} {:>10}   {:<8}  verify",
+        "shape", "refine", "us/call", "frames/s", "graph"
+    );
+    let mut fps = Vec::new();
+    for (label, overrides) in shapes() {
+        let benched = match only {
+            Some(o) => o.iter().any(|x| x == label),
+            None => BENCH_SHAPES.contains(&label),
+        };
+        if !benched || is_eager(&overrides) {
+            continue;
+        }
+        for &refine in refines {
+            match bench_row(timer, &overrides, handles, refine, stage, precision) {
+                Ok((line, f, ok)) => {
+                    failures += usize::from(!ok);
+                    fps.push((label, refine, f));
+                    println!("{label:<12} {line}");
+                }
+                Err(e) => {
+                    failures += 1;
+                    println!("{label:<12} {refine:?}: error: {e}");
+                }
+            }
+        }
+    }
+    for &refine in refines {
+        let at = |shape: &str| {
+            fps.iter()
+                .find(|(l, r, _)| *l == shape && *r == refine)
+                .map(|f| f.2)
+        };
+        if let (Some(one), Some(eight)) = (at("profile"), at("B=8")) {
+            println!(
+                "scaling {precision} {refine:?}: B=8 frames/s / B=1 frames/s = {:.2}x{}",
+                eight / one,
+                stage.note()
+            );
+        }
+    }
+    failures
 }
 
 fn main() -> ExitCode {
@@ -401,6 +467,31 @@ fn main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    let precisions = match list(&args, "--precision") {
+        None => None,
+        Some(names) => {
+            let mut out = Vec::new();
+            for name in names {
+                out.push(match name.as_str() {
+                    "fp16" => Precision::Fp16,
+                    "bf16" => Precision::Bf16,
+                    "fp32" => Precision::Fp32,
+                    other => {
+                        eprintln!(
+                            "ff_model_gpu_check: --precision {other}: expected fp16, bf16 or fp32 \
+                             (or a comma list of them)"
+                        );
+                        return ExitCode::from(3);
+                    }
+                });
+            }
+            Some(out)
+        }
+    };
+    let checked = precisions
+        .clone()
+        .unwrap_or_else(|| vec![Precision::Fp16, Precision::Bf16, Precision::Fp32]);
+    let benched_precisions = precisions.unwrap_or_else(|| vec![Precision::Fp16]);
     let wanted = |label: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == label));
     // One stream, ordered by this program: no per-buffer events (illegal in the bench's captures).
     let gpu = match StandaloneGpu::open_untracked(0) {
@@ -423,7 +514,7 @@ fn main() -> ExitCode {
         } else {
             refines.iter().copied().map(Some).collect()
         };
-        for precision in [Precision::Fp16, Precision::Bf16, Precision::Fp32] {
+        for &precision in &checked {
             let tol = problem::descriptor().tolerance_for(precision);
             for &refine in &paths {
                 let result = setup(&overrides, precision, handles, refine).and_then(|mut case| {
@@ -450,51 +541,8 @@ fn main() -> ExitCode {
             stream: &stream,
             l2,
         };
-        println!(
-            "bench fp16{}, DRAM-cold batch (sets x calls a set in one graph, median of {REPLAYS} \
-             replays)",
-            stage.note()
-        );
-        println!(
-            "{:<12} {:<20} {:>9} {:>10}   {:<8}  verify",
-            "shape", "refine", "us/call", "frames/s", "graph"
-        );
-        let mut fps = Vec::new();
-        for (label, overrides) in shapes() {
-            let benched = match &only {
-                Some(o) => o.iter().any(|x| x == label),
-                None => BENCH_SHAPES.contains(&label),
-            };
-            if !benched || is_eager(&overrides) {
-                continue;
-            }
-            for &refine in &refines {
-                match bench_row(&timer, &overrides, handles, refine, stage) {
-                    Ok((line, f, ok)) => {
-                        failures += usize::from(!ok);
-                        fps.push((label, refine, f));
-                        println!("{label:<12} {line}");
-                    }
-                    Err(e) => {
-                        failures += 1;
-                        println!("{label:<12} {refine:?}: error: {e}");
-                    }
-                }
-            }
-        }
-        for &refine in &refines {
-            let at = |shape: &str| {
-                fps.iter()
-                    .find(|(l, r, _)| *l == shape && *r == refine)
-                    .map(|f| f.2)
-            };
-            if let (Some(one), Some(eight)) = (at("profile"), at("B=8")) {
-                println!(
-                    "scaling {refine:?}: B=8 frames/s / B=1 frames/s = {:.2}x{}",
-                    eight / one,
-                    stage.note()
-                );
-            }
+        for &precision in &benched_precisions {
+            failures += bench_precision(&timer, &only, &refines, handles, stage, precision);
         }
     }
     let (line, code) = apex_plugin_api::harness::check_result(failures);

@@ -152,7 +152,9 @@ mod tests {
             ] {
                 assert!(text.contains(entry), "{s:?} lacks {entry}");
             }
-            assert_eq!(text.contains("mma.sync"), s != Storage::F32, "{s:?}");
+            // Every storage's pointwise GEMM runs on tensor cores; fp32's in TF32.
+            assert!(text.contains("mma.sync"), "{s:?}");
+            assert_eq!(text.contains(".tf32"), s == Storage::F32, "{s:?}");
             assert!(text.contains("barrier.cluster.wait"), "{s:?}");
         }
     }
@@ -169,8 +171,8 @@ mod tests {
         }
         for s in [Storage::F32, Storage::F16, Storage::Bf16] {
             let log = ptxas_log(&source(s));
-            // Four CTAs a SM (LEAN_MIN_BLOCKS); bf16 three.
-            let lean = if s == Storage::Bf16 { 80 } else { 64 };
+            // Four CTAs a SM (LEAN_MIN_BLOCKS); bf16 and fp32 three.
+            let lean = if s == Storage::F16 { 64 } else { 80 };
             let shaped = LEAN_SHAPES.iter().map(|(_, _, name)| (*name, lean));
             for (entry, max_registers) in [
                 // Beside the levels a base block holds one lean CTA's registers, not two.

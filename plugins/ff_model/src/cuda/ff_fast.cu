@@ -34,10 +34,11 @@
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0
 // result in f32 (a 16-bit model would otherwise round heavy_l0 between the levels). The GEMM's
-// activations (the depthwise output) are split into hi + lo 16-bit parts; so are the bf16 case's
-// weights (three products, f32 accumulators): bf16's 8-bit mantissa would otherwise cost ~1e-3 of
-// every pre-norm value. fp16 keeps the weights rounded to fp16 (the fp16 model's weights; their
-// 2^-12 relative error stays far inside the fp16 tolerance), two products.
+// activations (the depthwise output) are split into hi + lo parts (16-bit; TF32 for fp32); so
+// are the bf16 and fp32 cases' weights (three products, f32 accumulators): bf16's 8-bit mantissa
+// would otherwise cost ~1e-3 of every pre-norm value, TF32's 10 bits the fp32 tolerance. fp16
+// keeps the weights rounded to fp16 (the fp16 model's weights; their 2^-12 relative error stays
+// far inside the fp16 tolerance), two products.
 //
 // Outside the selected tiles `base + alpha*(base - base)` is the base itself, so the gate runs
 // only inside them, and `detail` is 0 there (ff_base writes both); the f64 reference computes the
@@ -50,10 +51,10 @@
 // only the partials, and finish in place (see ff_refine_apply).
 //
 // GEMM (pointwise 1x1, C -> 2C, per chunk M = 2C rows x N = 32 pixels x K = C): fp16 and bf16 use
-// mma.sync m16n8k16 with f32 accumulators; the A operand (the weights, hi and lo) is stored by
-// the host in fragment order, so each lane loads a fragment with one 16-byte load; the B operand
-// (the depthwise output, hi and lo) sits in shared memory pixel-major, rows padded by 8 elements
-// (conflict-free 32-bit fragment loads). fp32 runs the same fragment layout with scalar FMAs.
+// mma.sync m16n8k16, fp32 m16n8k8 in TF32, with f32 accumulators; the A operand (the weights, hi
+// and lo) is stored by the host in fragment order, so each lane loads a fragment with one 16-byte
+// load; the B operand (the depthwise output, hi and lo) sits in shared memory pixel-major, rows
+// padded by 16 bytes (conflict-free ldmatrix loads).
 // Warp w owns the "a" row tiles w, w+8, ... and, for each, the "b" row tile C/16 tiles further,
 // so a*relu(b) pairs values the same thread holds.
 
@@ -139,7 +140,7 @@ struct Level {
     const float* gn_w;   // [2C]
     const float* gn_b;   // [2C]
     const float* gate;   // [4]: softplus(wb), softplus(wu), bias, 0
-    const float* pw;     // fp32: [2C][C] row-major; 16-bit: fragment order (see refine_gemm)
+    const float* pw;     // fragment order, hi then lo (bf16, fp32; see refine_gemm)
     // (fc1, fc2: 16-byte aligned, C a multiple of 16: the GEMVs load float4 rows)
 };
 
@@ -791,10 +792,33 @@ FILM_ENTRY(ff_film_out_x2, film_out, 2)
 // The refine GEMM of one chunk: acc_a / acc_b[nt][4] for the "a" row tile `at` and the "b" row
 // tile at + C/16, in the m16n8 accumulator layout (lane g = lane/4, q = lane%4: [0],[1] row g,
 // columns 2q, 2q+1; [2],[3] row g+8).
+//
+// Every storage runs it on tensor cores (mma.sync), f32 accumulators, its operands split in a
+// rounded part and the rounded remainder (hi + lo): fp16 m16n8k16 (weights hi only, the fp16
+// model's), bf16 m16n8k16 (weights hi + lo: three products), fp32 m16n8k8 in TF32 (3xTF32: hi and
+// lo of both operands, three products, ~f32 accuracy; its scalar FMA GEMM had kept fp32's profile
+// at 2.4x fp16's and its B=8 at 1.6x its B=1 frames/s, twenty-fifth session).
+// KSTEP: the k of one mma; the weights' fragments are laid out per (row tile, k step, lane), one
+// uint4 a lane (host: layout.rs).
+#if DTYPE == 0
+#define KSTEP 8
+#else
+#define KSTEP 16
+#endif
+// The pointwise weights carry a lo part (bf16, TF32).
+#define WEIGHTS_LO (DTYPE != 1)
+// bs's row padding in elements (16 bytes in every storage): ldmatrix's eight 16-byte rows of a
+// matrix then fall in distinct banks.
+#define BPAD (16 / (int)sizeof(S))
 
-#if DTYPE != 0
-__device__ __forceinline__ void mma16816(float* d, uint4 a, unsigned b0, unsigned b1) {
-#if DTYPE == 1
+__device__ __forceinline__ void mma_step(float* d, uint4 a, unsigned b0, unsigned b1) {
+#if DTYPE == 0
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+#elif DTYPE == 1
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%0,%1,%2,%3};"
@@ -808,19 +832,30 @@ __device__ __forceinline__ void mma16816(float* d, uint4 a, unsigned b0, unsigne
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 #endif
 }
-#endif
 
-#if DTYPE != 0
-// The B fragments of one (nt, ks) step of the 16-bit GEMM in one ldmatrix.x4 instead of four
-// 32-bit loads: the hi parts of channels ks*16 .. +7 and +8 .. +15 of pixels 8*nt .. +7, then the
-// lo parts (bs + CHUNK * bstride). Lane L addresses row L % 8 of matrix L / 8, so thread (g, q)
-// receives pixel 8*nt + g, channels 2q and 2q + 1 of each: the m16n8k16 B layout.
+// The GEMM operand's rounded part of v: the storage's rounding, for fp32 TF32's (round to
+// nearest, ties away: cvt.rna, as layout.rs rounds the weights).
+__device__ __forceinline__ S operand_hi(float v) {
+#if DTYPE == 0
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return __uint_as_float(r);
+#else
+    return from_f32(v);
+#endif
+}
+
+// The B fragments of one (nt, k step) in one ldmatrix.x4: the hi parts of the step's first and
+// second halves of channels (16-bit: ks*16 .. +7 and +8 .. +15; fp32: kk*8 .. +3 and +4 .. +7)
+// of pixels 8*nt .. +7, then the lo parts (bs + CHUNK * bstride). Lane L addresses row L % 8 of
+// matrix L / 8, so thread (g, q) receives pixel 8*nt + g, the m16n8k16 B layout's channels 2q and
+// 2q + 1 (16-bit) or the m16n8k8 TF32 layout's channel q (fp32) of each.
 // `lane`: operand_lane(bstride), the lane's byte offset; `at`: bs's shared-space address plus
-// the step's byte offset (2 * (8 * nt * bstride + 16 * ks)).
+// the step's byte offset (sizeof(S) * 8 * nt * bstride + 32 * step: a step's k is 32 bytes).
 __device__ __forceinline__ unsigned operand_lane(int bstride) {
     const int lane = threadIdx.x & 31;
-    return 2u * (unsigned)((lane & 7) * bstride + ((lane >> 3) & 1) * 8 +
-                           ((lane >> 4) & 1) * CHUNK * bstride);
+    return (unsigned)sizeof(S) * (unsigned)((lane & 7) * bstride + ((lane >> 4) & 1) * CHUNK * bstride) +
+           16u * ((lane >> 3) & 1);
 }
 
 __device__ __forceinline__ void operand_frags(unsigned at, unsigned& h0, unsigned& h1,
@@ -829,17 +864,21 @@ __device__ __forceinline__ void operand_frags(unsigned at, unsigned& h0, unsigne
                  : "=r"(h0), "=r"(h1), "=r"(l0), "=r"(l1)
                  : "r"(at));
 }
-#endif
 
-// bs: the chunk's depthwise output [CHUNK][bstride] (pixel-major, channel fastest); 16-bit
-// storage: the hi parts, then the lo parts at bs + CHUNK * bstride.
+// The byte offset of step `ks` of pixel block `nt` in bs (see operand_lane).
+__device__ __forceinline__ unsigned operand_step(int bstride, int nt, int ks) {
+    return (unsigned)sizeof(S) * (unsigned)(nt * 8 * bstride) + 32u * (unsigned)ks;
+}
+
+// bs: the chunk's depthwise output [CHUNK][bstride] (pixel-major, channel fastest), its hi
+// parts, then its lo parts at bs + CHUNK * bstride.
 // UNROLL: k steps unrolled for fp16 (the fused kernel's four; the lean kernel's shape copies take
 // one: four spill at its 64 registers, one step in flight spilled 32 bytes at t = 8 and ran no
 // faster, H100, B=8 180.0-180.3 us against 180.4-181.1, twenty-first session, call 6).
 template <int UNROLL = 4>
 __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bstride, int C, int at,
                                             float (*acc_a)[4], float (*acc_b)[4]) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int lane = threadIdx.x & 31, g = lane >> 2;
     const int ra = at * 16 + g, rb = ra + C;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
@@ -848,17 +887,17 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
         acc_b[nt][0] = acc_b[nt][1] = l.pw_b[rb];
         acc_b[nt][2] = acc_b[nt][3] = l.pw_b[rb + 8];
     }
-    const int ksteps = C / 16;
-#if DTYPE != 0
-    // The weights' fragments (bf16: hi, then lo; (2C/16) * ksteps * 32 uint4 each).
+    const int ksteps = C / KSTEP;
+    // The weights' fragments (bf16, fp32: hi, then lo; (2C/16) * ksteps * 32 uint4 each).
     const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
-#if DTYPE == 2
+#if WEIGHTS_LO
     const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
 #endif
     const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     const int bt = at + C / 16;
-    // bf16's three products: four k steps in flight spill in ff_refine_apply (128 registers).
-#if DTYPE == 2
+    // Three products (bf16, fp32): four k steps in flight spill in ff_refine_apply (128
+    // registers).
+#if WEIGHTS_LO
 #pragma unroll 2
 #else
 #pragma unroll UNROLL
@@ -867,56 +906,31 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
         const long long fa = ((long long)at * ksteps + ks) * 32 + lane;
         const long long fb = ((long long)bt * ksteps + ks) * 32 + lane;
         const uint4 ah = hi[fa], bh = hi[fb];
-#if DTYPE == 2
+#if WEIGHTS_LO
         const uint4 al = lo[fa], bl = lo[fb];
 #endif
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
             unsigned h0, h1, l0, l1;
-            operand_frags(bs_at + 2u * (unsigned)(nt * 8 * bstride + ks * 16), h0, h1, l0, l1);
-#if DTYPE == 2
-            mma16816(acc_a[nt], al, h0, h1);
-            mma16816(acc_b[nt], bl, h0, h1);
+            operand_frags(bs_at + operand_step(bstride, nt, ks), h0, h1, l0, l1);
+#if WEIGHTS_LO
+            mma_step(acc_a[nt], al, h0, h1);
+            mma_step(acc_b[nt], bl, h0, h1);
 #endif
-            mma16816(acc_a[nt], ah, l0, l1);
-            mma16816(acc_a[nt], ah, h0, h1);
-            mma16816(acc_b[nt], bh, l0, l1);
-            mma16816(acc_b[nt], bh, h0, h1);
+            mma_step(acc_a[nt], ah, l0, l1);
+            mma_step(acc_a[nt], ah, h0, h1);
+            mma_step(acc_b[nt], bh, l0, l1);
+            mma_step(acc_b[nt], bh, h0, h1);
         }
     }
-#else
-    const float* wa0 = l.pw + (long long)ra * C;
-    const float* wa1 = wa0 + 8 * C;
-    const float* wb0 = l.pw + (long long)rb * C;
-    const float* wb1 = wb0 + 8 * C;
-#pragma unroll 4
-    for (int kk = 0; kk < ksteps * 16; ++kk) {
-        float a0 = wa0[kk], a1 = wa1[kk], b0w = wb0[kk], b1w = wb1[kk];
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-            float v0 = bs[(nt * 8 + 2 * q) * bstride + kk];
-            float v1 = bs[(nt * 8 + 2 * q + 1) * bstride + kk];
-            acc_a[nt][0] += a0 * v0;
-            acc_a[nt][1] += a0 * v1;
-            acc_a[nt][2] += a1 * v0;
-            acc_a[nt][3] += a1 * v1;
-            acc_b[nt][0] += b0w * v0;
-            acc_b[nt][1] += b0w * v1;
-            acc_b[nt][2] += b1w * v0;
-            acc_b[nt][3] += b1w * v1;
-        }
-    }
-#endif
 }
 
-// The depthwise output of pixel n, channel c into the GEMM operand bs: hi, and for 16-bit
-// storage the lo part at bs + CHUNK * bstride.
+// The depthwise output of pixel n, channel c into the GEMM operand bs: hi, and the lo part at
+// bs + CHUNK * bstride.
 __device__ __forceinline__ void store_operand(S* bs, int bstride, int n, int c, float v) {
-    const S hi = from_f32(v);
+    const S hi = operand_hi(v);
     bs[n * bstride + c] = hi;
-#if DTYPE != 0
-    bs[CHUNK * bstride + n * bstride + c] = from_f32(v - to_f32(hi));
-#endif
+    bs[CHUNK * bstride + n * bstride + c] = operand_hi(v - to_f32(hi));
 }
 
 // refine_operand's depthwise 3x3 over `rows` whole rows of a T-pixel tile, one channel: `m` the
@@ -967,7 +981,7 @@ __device__ __forceinline__ void depthwise_rows(const float* m, const float* wv, 
 //   mod  [CB][ms]     f32, the modulated rows the chunk's 3x3 reads for up to CB channels at a
 //                     time (zero outside the tile), ms = rows*t + 1 (odd: channel-strided reads
 //                     hit distinct banks)
-//   bs   [CHUNK][C+8] S, the depthwise output (GEMM operand B); 16-bit storage: hi, then lo
+//   bs   [CHUNK][C+BPAD] S, the depthwise output (GEMM operand B): hi, then lo
 // At C <= CB all channels' rows arrive in one round of loads (eight float4s a thread at C = 128,
 // t = 16): with 32 channels a round, the four rounds' load latencies were the largest share of
 // the lean kernel's stall samples at B=8 (H100, 2026-11-26).
@@ -988,7 +1002,7 @@ __device__ __forceinline__ S* refine_operand(const float* __restrict__ tile,
                                              int stash = 0) {
     const int P = t * t;
     const int row_lo = p0 / t - 1, rows = (p1 - 1) / t + 1 - row_lo + 1;
-    const int ms = rows * t + 1, bstride = C + 8, window = rows * t;
+    const int ms = rows * t + 1, bstride = C + BPAD, window = rows * t;
     const float inv_t = 1.0f / (float)t;
     float* mod = stash > 0 ? smem + max(0, stash - min(CB, C) * ms) : smem;
     S* bs = reinterpret_cast<S*>(mod + min(CB, C) * ms);  // host: refine_smem, lean_smem
@@ -1265,7 +1279,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
     float acc_a[NT][4], acc_b[NT][4];
     float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
     for (int at = warp; at < C / 16; at += WARPS) {
-        refine_gemm(l, bs, C + 8, C, at, acc_a, acc_b);
+        refine_gemm(l, bs, C + BPAD, C, at, acc_a, acc_b);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
             const int p = p0 + nt * 8 + 2 * q;
@@ -1566,7 +1580,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
     float acc_a[NT][4], acc_b[NT][4];
     float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
     if (owner) {
-        refine_gemm(l, bs, C + 8, C, warp, acc_a, acc_b);
+        refine_gemm(l, bs, C + BPAD, C, warp, acc_a, acc_b);
         acc_partial(acc_a, acc_b, p0, p1, cnt, cmean, cm2);
     }
     chunk_partial(cnt, cmean, cm2, part, published);
@@ -1687,21 +1701,20 @@ __device__ __forceinline__ int stash_at(int row, int col) {
 
 // refine_gemm for one row tile `rt` (rows 16 * rt + g and + 8) into acc[nt][4]: each
 // accumulator takes the same products in the same order as there (bias, then per k step the
-// lo-weight product (bf16), the lo-activation product, the hi product), with half the
+// lo-weight product (bf16, fp32), the lo-activation product, the hi product), with half the
 // accumulators and fragments live. ff_refine_apply_lean runs it for "a", then for "b".
 __device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, int bstride, int C,
                                                  int rt, float (*acc)[4]) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int lane = threadIdx.x & 31, g = lane >> 2;
     const int r = rt * 16 + g;
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
         acc[nt][0] = acc[nt][1] = l.pw_b[r];
         acc[nt][2] = acc[nt][3] = l.pw_b[r + 8];
     }
-    const int ksteps = C / 16;
-#if DTYPE != 0
+    const int ksteps = C / KSTEP;
     const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
-#if DTYPE == 2
+#if WEIGHTS_LO
     const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
 #endif
     const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
@@ -1709,48 +1722,31 @@ __device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, in
     // its own: clamped, unconditional).
     const long long f0 = (long long)rt * ksteps * 32 + lane;
     uint4 ah = hi[f0];
-#if DTYPE == 2
+#if WEIGHTS_LO
     uint4 al = lo[f0];
 #endif
 #pragma unroll 1
     for (int ks = 0; ks < ksteps; ++ks) {
         const long long fn = f0 + (long long)min(ks + 1, ksteps - 1) * 32;
         const uint4 nh = hi[fn];
-#if DTYPE == 2
+#if WEIGHTS_LO
         const uint4 nl = lo[fn];
 #endif
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
             unsigned h0, h1, l0, l1;
-            operand_frags(bs_at + 2u * (unsigned)(nt * 8 * bstride + ks * 16), h0, h1, l0, l1);
-#if DTYPE == 2
-            mma16816(acc[nt], al, h0, h1);
+            operand_frags(bs_at + operand_step(bstride, nt, ks), h0, h1, l0, l1);
+#if WEIGHTS_LO
+            mma_step(acc[nt], al, h0, h1);
 #endif
-            mma16816(acc[nt], ah, l0, l1);
-            mma16816(acc[nt], ah, h0, h1);
+            mma_step(acc[nt], ah, l0, l1);
+            mma_step(acc[nt], ah, h0, h1);
         }
         ah = nh;
-#if DTYPE == 2
+#if WEIGHTS_LO
         al = nl;
 #endif
     }
-#else
-    const float* w0 = l.pw + (long long)r * C;
-    const float* w1 = w0 + 8 * C;
-#pragma unroll 4
-    for (int kk = 0; kk < ksteps * 16; ++kk) {
-        float a0 = w0[kk], a1 = w1[kk];
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-            float v0 = bs[(nt * 8 + 2 * q) * bstride + kk];
-            float v1 = bs[(nt * 8 + 2 * q + 1) * bstride + kk];
-            acc[nt][0] += a0 * v0;
-            acc[nt][1] += a0 * v1;
-            acc[nt][2] += a1 * v0;
-            acc[nt][3] += a1 * v1;
-        }
-    }
-#endif
 }
 
 // A row tile's accumulators (the thread's rows `row` ([0], [1]) and row + 8 ([2], [3]), its
@@ -1784,12 +1780,13 @@ __device__ __forceinline__ void store_run(S* dst, const float* v) {
 #endif
 }
 
-// CTAs a SM the register budget allows (ptxas sm_90, CUDA 13.0: fp32 and fp16 fit 64 registers
-// without spilling; bf16 spills 20 bytes there).
-#if DTYPE == 2
-#define LEAN_MIN_BLOCKS 3
-#else
+// CTAs a SM the register budget allows (ptxas sm_90, CUDA 13.0: fp16 fits 64 registers without
+// spilling; bf16 spills 20 bytes there, so it takes 80; fp32's TF32 operand (65.5 KiB of shared
+// memory at C = 128, t = 16) leaves room for three CTAs a SM anyway: 80 too).
+#if DTYPE == 1
 #define LEAN_MIN_BLOCKS 4
+#else
+#define LEAN_MIN_BLOCKS 3
 #endif
 
 // The body of every lean entry point (LEAN_ENTRY below): CC, TT > 0 fix the channels and the tile
@@ -1847,16 +1844,16 @@ __device__ __forceinline__ void refine_apply_lean(
                 // L2 a warp instead of sixteen (H100, B=8 186.6-187.2 -> 180.4-181.1 us in
                 // process, the refines alone 92.2 -> 86.8; twenty-first session, call 6); "a"
                 // stashed after the loop.
-                refine_gemm<1>(l, bs, C + 8, C, warp, acc_a, acc);
+                refine_gemm<1>(l, bs, C + BPAD, C, warp, acc_a, acc);
                 stash_tile(stash, ca, acc_a);
             } else
 #endif
             {
                 // "a": into the stash's first C rows, below the operand.
-                refine_gemm_tile(l, bs, C + 8, C, warp, acc);
+                refine_gemm_tile(l, bs, C + BPAD, C, warp, acc);
                 stash_tile(stash, ca, acc);
                 // "b", then the pair's partial with "a" read back (this thread's own stores).
-                refine_gemm_tile(l, bs, C + 8, C, warp + C / 16, acc);
+                refine_gemm_tile(l, bs, C + BPAD, C, warp + C / 16, acc);
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt) {
 #pragma unroll

@@ -1,8 +1,9 @@
 //! How a level runs its refine block (`cuda/ff_fast.cu`): fused, the tile's chunks as one
 //! thread-block cluster that exchanges its GroupNorm partials in distributed shared memory
 //! (`ff_refine_apply`, sm_90; or `ff_refine_apply_lean`, the same in at most 64 registers a
-//! thread with the GEMM's output stashed in shared memory, four CTAs a SM; bf16: 80 and three;
-//! a level of a shape in `program::LEAN_SHAPES` runs its shape's copy, `FastFunctions::lean`),
+//! thread with the GEMM's output stashed in shared memory, four CTAs a SM; bf16 and fp32: 80
+//! and three; a level of a shape in `program::LEAN_SHAPES` runs its shape's copy,
+//! `FastFunctions::lean`),
 //! or split in two launches through the pre-norm tensor in global memory (`ff_refine`, then
 //! `ff_apply`).
 //!
@@ -33,7 +34,7 @@ pub enum Refine {
     /// and later); split on the others.
     Fused,
     /// `ff_refine_apply_lean` where `Fused` would run `ff_refine_apply` (same levels, same
-    /// results; four CTAs a SM (bf16: three) instead of two); split on the others.
+    /// results; four CTAs a SM (bf16, fp32: three) instead of two); split on the others.
     FusedLean,
 }
 

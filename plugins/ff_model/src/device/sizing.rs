@@ -53,8 +53,8 @@ pub fn film_smem(c: usize, tiles: usize, frames: usize) -> usize {
 
 /// A refine CTA's dynamic shared memory (`ff_refine`, `ff_refine_apply`) for tiles of `t` pixels
 /// and `c` channels: the modulated rows a chunk's 3x3 reads (`rows * t + 1` f32 for each of up
-/// to `CB` channels at a time) plus the depthwise output ([`operand_smem`]). At C = 128: 49.5 KiB
-/// (t = 16) or 41.5 KiB (t = 8).
+/// to `CB` channels at a time) plus the depthwise output ([`operand_smem`]). At C = 128 in 16-bit
+/// storage: 49.5 KiB (t = 16) or 41.5 KiB (t = 8); fp32 16.5 KiB more.
 pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
     let p = t * t;
     let rows = (0..p.div_ceil(program::CHUNK))
@@ -67,19 +67,19 @@ pub fn refine_smem(c: usize, t: usize, storage: Storage) -> usize {
     4 * program::CB.min(c) * (rows * t + 1) + operand_smem(c, storage)
 }
 
-/// The depthwise output a refine CTA multiplies (`bs`): `CHUNK x (C + 8)` elements, for 16-bit
-/// storage a hi and a lo copy.
+/// The depthwise output a refine CTA multiplies (`bs`): a hi and a lo copy of `CHUNK` rows of
+/// `C` elements, each row padded by 16 bytes (`BPAD` in the source).
 fn operand_smem(c: usize, storage: Storage) -> usize {
-    let parts = if storage == Storage::F32 { 1 } else { 2 };
-    parts * program::CHUNK * (c + 8) * storage.bytes()
+    2 * program::CHUNK * (c * storage.bytes() + 16)
 }
 
 /// An `ff_refine_apply_lean` CTA's dynamic shared memory: the stash of the GEMM's output
 /// (`2C x CHUNK` f32) from the start, ending inside the modulated rows of [`refine_smem`]'s
 /// region (dead once the operand is built) and before its operand: the larger of the stash plus
 /// the operand and [`refine_smem`] (`lean_lead` in the source places the region per chunk). At
-/// C = 128: 49.5 KiB (t = 16, the modulated rows the larger) or 32 + 17 KiB (t = 8), in every
-/// storage: four CTAs (216 KiB with their static shared memory) fit a SM.
+/// C = 128: 49.5 KiB (t = 16, the modulated rows the larger) or 32 + 17 KiB (t = 8) in 16-bit
+/// storage, four CTAs (216 KiB with their static shared memory) a SM; fp32's operand takes
+/// 33 KiB (65.5 KiB at t = 16): three CTAs a SM.
 pub fn lean_smem(c: usize, t: usize, storage: Storage) -> usize {
     (4 * 2 * c * program::CHUNK + operand_smem(c, storage)).max(refine_smem(c, t, storage))
 }
@@ -154,24 +154,34 @@ mod tests {
     }
 
     #[test]
-    fn four_lean_refine_ctas_fit_a_sm_at_the_profiles_tiles() {
+    fn lean_refine_ctas_fit_a_sm_at_the_profiles_tiles() {
         // ff_refine_apply_lean's static shared memory (ptxas, sm_90) and the 1 KiB the driver
-        // reserves a CTA, against the 228 KiB of a H100 SM.
+        // reserves a CTA, against the 228 KiB of a H100 SM: four CTAs in 16-bit storage, three
+        // in fp32 (its TF32 operand is twice as large), as many as their registers allow
+        // (LEAN_MIN_BLOCKS).
         const STATIC: usize = 3584;
-        for storage in [Storage::F32, Storage::F16, Storage::Bf16] {
-            // All 128 channels' rows (4 rows of 16, plus one float, each) and the operand.
+        for (storage, operand, ctas) in [
+            (Storage::F32, 33_792, 3),
+            (Storage::F16, 17_408, 4),
+            (Storage::Bf16, 17_408, 4),
+        ] {
+            // All 128 channels' rows (4 rows of 16, plus one float, each) and the operand: 32
+            // pixels of 128 channels plus 16 bytes, hi and lo.
             assert_eq!(
                 refine_smem(128, 16, storage),
-                33_280 + 17_408,
+                33_280 + operand,
                 "{storage:?}"
             );
             // t = 16: the 32 KiB stash lies inside the 32.5 KiB of modulated rows.
-            assert_eq!(lean_smem(128, 16, storage), 33_280 + 17_408, "{storage:?}");
+            assert_eq!(lean_smem(128, 16, storage), 33_280 + operand, "{storage:?}");
             // t = 8: six rows of 8 (24.5 KiB) are shorter than the stash.
-            assert_eq!(lean_smem(128, 8, storage), 32_768 + 17_408, "{storage:?}");
+            assert_eq!(lean_smem(128, 8, storage), 32_768 + operand, "{storage:?}");
             for t in [3, 6, 8, 16] {
                 let smem = lean_smem(128, t, storage);
-                assert!(4 * (smem + STATIC + 1024) <= 228 * 1024, "t = {t}: {smem}");
+                assert!(
+                    ctas * (smem + STATIC + 1024) <= 228 * 1024,
+                    "t = {t}: {smem}"
+                );
             }
         }
         // Few channels on 6-pixel tiles: the stash (4 KiB) is longer than the 8 rows of 6 a

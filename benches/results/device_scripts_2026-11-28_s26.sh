@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The device calls of the twenty-sixth session (2026-11-28), run from the repository root on the
+# device machine with the release binaries carried in .device/bin and .device/ab. Usage on the
+# device: `source benches/results/device_scripts_2026-11-28_s26.sh; call1`.
+source "$(dirname "${BASH_SOURCE[0]}")/device_lib.sh"
+SHAPES='profile,tiles 32/16,256x256,B=3,B=8,K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split'
+
+# The device copy's bench.yaml takes the B=8 case in every CUDA storage (the B=1 cases of those
+# storages run in the same apex-host call).
+b8_every_storage() {
+  python3 - <<'PY'
+import re
+p = 'plugins/ff_model/bench.yaml'
+s = open(p).read()
+s = re.sub(r'(batch: 8\n(?:.*\n){4}  precisions: )\[fp16\]', r'\1[fp16, bf16, fp32]', s, count=1)
+open(p, 'w').write(s)
+PY
+}
+
+# Call 1 (issue 13, fp32): the refine's pointwise GEMM in 3xTF32 on tensor cores (ff_tf32, the
+# working tree) against main (ff_main, b9dc2ad; scalar FMAs in fp32). Self-check of every fast
+# shape in every storage under auto, fp32's three refine paths on three shapes; in process,
+# fp32 and fp16 at the profile and B=8 on each fused path (ff_tf32), main's fp16 beside it; then
+# apex-host alternating main and ff_tf32, two rounds, B=8 in every storage.
+call1() {
+  step ff_check_auto 300 $B/ff_tf32 --only "$SHAPES" --refine auto
+  step ff_check_fp32_paths 150 $B/ff_tf32 --only 'profile,B=8,tiles 32/16' --refine fused,lean,split --precision fp32
+  cat $OUT/ff_check_auto.log $OUT/ff_check_fp32_paths.log > $OUT/checks.txt
+  rm -f $OUT/ff_check_auto.log $OUT/ff_check_fp32_paths.log
+  echo "checks ok: $(grep -cE '^ok' $OUT/checks.txt) FAIL: $(grep -cE '^FAIL' $OUT/checks.txt)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/checks.txt | head -20
+  for r in 1 2; do
+    step bench_tf32_r$r 200 $B/ff_tf32 --bench-only --only profile,B=8 --refine auto,fused,lean --precision fp32,fp16
+    grep -E '^(bench|profile|B=8|scaling)' $OUT/bench_tf32_r$r.log | tee -a $OUT/bench.txt
+    step bench_main_r$r 100 $B/ff_main --bench-only --only profile,B=8 --refine auto
+    grep -E '^(bench|profile|B=8|scaling)' $OUT/bench_main_r$r.log | sed 's/^/main /' | tee -a $OUT/bench.txt
+    rm -f $OUT/bench_tf32_r$r.log $OUT/bench_main_r$r.log
+  done
+  b8_every_storage
+  for r in 1 2; do host_ab main$r ff_main; host_ab tf32_$r ff_tf32; done
+}
