@@ -39,3 +39,26 @@ call1() {
   b8_every_storage
   for r in 1 2; do host_ab main$r ff_main; host_ab tf32_$r ff_tf32; done
 }
+
+# Call 2 (issue 13, bf16): the lean shape copies' GEMM with both row tiles in one k loop
+# (refine_gemm, as fp16 has run it since the twenty-first session) in bf16 too (ff_bw: bf16
+# fits it in 80 registers without spilling; fp32 spills 16 bytes, so it keeps two loops), against
+# the landed build (ff_tf32). bf16 self-check of every fast shape under auto and the lean path on
+# three; in process bf16 at the profile and B=8, two rounds alternating; apex-host alternating,
+# two rounds, B=8 in every storage.
+call2() {
+  step ff_check_bf16 200 $B/ff_bw --only "$SHAPES" --refine auto --precision bf16
+  step ff_check_bf16_lean 100 $B/ff_bw --only 'profile,B=8,tiles 32/16' --refine lean --precision bf16
+  cat $OUT/ff_check_bf16.log $OUT/ff_check_bf16_lean.log > $OUT/checks.txt
+  rm -f $OUT/ff_check_bf16.log $OUT/ff_check_bf16_lean.log
+  echo "checks ok: $(grep -cE '^ok' $OUT/checks.txt) FAIL: $(grep -cE '^FAIL' $OUT/checks.txt)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/checks.txt | head -20
+  for r in 1 2; do for v in ff_tf32 ff_bw; do
+    $B/$v --bench-only --only profile,B=8 --refine auto,lean --precision bf16 > /tmp/o.log 2>&1
+    echo "-- $v r$r rc=$?" >> $OUT/bench.txt
+    grep -E '^(profile|B=8|scaling)' /tmp/o.log | tee -a $OUT/bench.txt
+  done; done
+  b8_every_storage
+  for r in 1 2; do host_ab tf32_$r ff_tf32; host_ab bw$r ff_bw; done
+  rm -f $OUT/host_*.log
+}

@@ -798,11 +798,16 @@ FILM_ENTRY(ff_film_out_x2, film_out, 2)
 // model's), bf16 m16n8k16 (weights hi + lo: three products), fp32 m16n8k8 in TF32 (3xTF32: hi and
 // lo of both operands, three products, ~f32 accuracy; its scalar FMA GEMM had kept fp32's profile
 // at 2.4x fp16's and its B=8 at 1.6x its B=1 frames/s, twenty-fifth session).
-// KSTEP: the k of one mma; the weights' fragments are laid out per (row tile, k step, lane), one
-// uint4 a lane (host: layout.rs).
+// MMA_OP: the storage's mma; KSTEP: its k. The weights' fragments are laid out per (row tile,
+// k step, lane), one uint4 a lane (host: layout.rs).
 #if DTYPE == 0
+#define MMA_OP "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
 #define KSTEP 8
+#elif DTYPE == 1
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#define KSTEP 16
 #else
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
 #define KSTEP 16
 #endif
 // The pointwise weights carry a lo part (bf16, TF32).
@@ -811,26 +816,11 @@ FILM_ENTRY(ff_film_out_x2, film_out, 2)
 // matrix then fall in distinct banks.
 #define BPAD (16 / (int)sizeof(S))
 
+// d += a * b for one k step: the weights' fragment `a`, the operand's (b0, b1).
 __device__ __forceinline__ void mma_step(float* d, uint4 a, unsigned b0, unsigned b1) {
-#if DTYPE == 0
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
-#elif DTYPE == 1
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
-#else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
-#endif
+    asm volatile(MMA_OP " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 }
 
 // The GEMM operand's rounded part of v: the storage's rounding, for fp32 TF32's (round to
@@ -1838,12 +1828,14 @@ __device__ __forceinline__ void refine_apply_lean(
         float acc[NT][4], acc_a[NT][4];
         float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
         if (owner) {
-#if DTYPE == 1
+#if DTYPE != 0
             if (WHOLE) {
                 // Both row tiles in one k loop, their fragments loaded together: eight waits on
-                // L2 a warp instead of sixteen (H100, B=8 186.6-187.2 -> 180.4-181.1 us in
-                // process, the refines alone 92.2 -> 86.8; twenty-first session, call 6); "a"
-                // stashed after the loop.
+                // L2 a warp instead of sixteen (H100, fp16, B=8 186.6-187.2 -> 180.4-181.1 us in
+                // process, the refines alone 92.2 -> 86.8; twenty-first session, call 6; bf16,
+                // at its 80 registers without spilling: apex-host, the profile 58.5 -> 56.4, B=8
+                // 185.1 -> 176.3, twenty-sixth session, call 2); "a" stashed after the loop.
+                // fp32 spills 16 bytes here at 80 registers: it keeps one row tile a loop.
                 refine_gemm<1>(l, bs, C + BPAD, C, warp, acc_a, acc);
                 stash_tile(stash, ca, acc_a);
             } else
