@@ -62,3 +62,43 @@ call2() {
   for r in 1 2; do host_ab tf32_$r ff_tf32; host_ab bw$r ff_bw; done
   rm -f $OUT/host_*.log
 }
+
+# Call 3 (issue 13, fp32 and bf16): both row tiles in one k loop in fp32's lean shape copies too,
+# with one k step in flight in the lean kernel whatever the storage (ff_w32: fp32 then fits 80
+# registers without spilling; bf16 drops from two steps to one), against the landed build (ff_bw).
+# Self-check of every fast shape in fp32 and bf16 under auto and their lean paths on three; in
+# process fp32 and bf16 at the profile and B=8 (auto and lean), two rounds alternating; apex-host
+# alternating, two rounds, B=8 in every storage.
+call3() {
+  step ff_check 240 $B/ff_w32 --only "$SHAPES" --refine auto --precision fp32,bf16
+  step ff_check_lean 120 $B/ff_w32 --only 'profile,B=8,tiles 32/16' --refine lean --precision fp32,bf16
+  cat $OUT/ff_check.log $OUT/ff_check_lean.log > $OUT/checks.txt
+  rm -f $OUT/ff_check.log $OUT/ff_check_lean.log
+  echo "checks ok: $(grep -cE '^ok' $OUT/checks.txt) FAIL: $(grep -cE '^FAIL' $OUT/checks.txt)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/checks.txt | head -20
+  for r in 1 2; do for v in ff_bw ff_w32; do
+    $B/$v --bench-only --only profile,B=8 --refine auto,lean --precision fp32,bf16 > /tmp/o.log 2>&1
+    echo "-- $v r$r rc=$?" >> $OUT/bench.txt
+    grep -E '^(bench|profile|B=8|scaling)' /tmp/o.log | tee -a $OUT/bench.txt
+  done; done
+  b8_every_storage
+  for r in 1 2; do host_ab bw$r ff_bw; host_ab w32_$r ff_w32; done
+  rm -f $OUT/host_*.log
+}
+
+# Call 4 (issue 13): the landed state (ff_fin: call 3's fp32 copies with both row tiles in one k
+# loop, bf16 back to two k steps in flight there, and Refine::Auto running the shape copies in
+# every storage) against the previous landing (ff_bw). Self-check of every fast shape in every
+# storage under auto; the acceptance run with ff_fin (export, the PyTorch anchor, apex-host with
+# its rows); then apex-host alternating ff_bw and ff_fin, two rounds, B=8 in every storage.
+call4() {
+  step ff_check 300 $B/ff_fin --only "$SHAPES" --refine auto
+  mv $OUT/ff_check.log $OUT/checks.txt
+  echo "checks ok: $(grep -cE '^ok' $OUT/checks.txt) FAIL: $(grep -cE '^FAIL' $OUT/checks.txt)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/checks.txt | head -20
+  cp .device/ab/ff_fin.so .device/host/release/libapex_plugin_ff_model.so
+  acceptance
+  b8_every_storage
+  for r in 1 2; do host_ab bw$r ff_bw; host_ab fin$r ff_fin; done
+  rm -f $OUT/host_*.log
+}

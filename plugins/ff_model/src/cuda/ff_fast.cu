@@ -23,12 +23,12 @@
 //                  it on each level whose tile fits one cluster (t*t <= 256, C <= 128), and
 //                  ff_refine + ff_apply on the others (device/refine.rs); at L0 it keeps the f32
 //                  result only at the tiles ff_select split, the only ones L1 reads (keeps_l0)
-//   ff_refine_apply_lean (sm_90) the same in at most 64 registers (four CTAs a SM; bf16: 80,
-//                  three): the GEMM's output waits for the statistics in shared memory, not in
+//   ff_refine_apply_lean (sm_90) the same in at most 64 registers (four CTAs a SM; bf16, fp32:
+//                  80, three): the GEMM's output waits for the statistics in shared memory, not in
 //                  registers, and the finish stores runs of consecutive pixels; it is also
 //                  compiled for the profile's two level shapes (ff_refine_apply_lean_c128_t16,
 //                  _t8: LEAN_ENTRY); Refine::Auto (device/refine.rs) runs those copies on such a
-//                  level at every batch in fp16 and bf16, and the general kernel where its
+//                  level at every batch in every storage, and the general kernel where its
 //                  extra CTAs a SM save a wave of clusters
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
@@ -886,12 +886,9 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
     const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     const int bt = at + C / 16;
     // Three products (bf16, fp32): four k steps in flight spill in ff_refine_apply (128
-    // registers).
-#if WEIGHTS_LO
-#pragma unroll 2
-#else
-#pragma unroll UNROLL
-#endif
+    // registers), so two; bf16 keeps two in the lean shape copies too (one: B=8 +1 to +2 us,
+    // H100, twenty-sixth session, call 3), fp32 takes their one (two spill at 80 registers).
+#pragma unroll(DTYPE == 2 ? 2 : (WEIGHTS_LO && UNROLL > 2 ? 2 : UNROLL))
     for (int ks = 0; ks < ksteps; ++ks) {
         const long long fa = ((long long)at * ksteps + ks) * 32 + lane;
         const long long fb = ((long long)bt * ksteps + ks) * 32 + lane;
@@ -1828,19 +1825,17 @@ __device__ __forceinline__ void refine_apply_lean(
         float acc[NT][4], acc_a[NT][4];
         float cnt = 0.0f, cmean = 0.0f, cm2 = 0.0f;
         if (owner) {
-#if DTYPE != 0
             if (WHOLE) {
                 // Both row tiles in one k loop, their fragments loaded together: eight waits on
                 // L2 a warp instead of sixteen (H100, fp16, B=8 186.6-187.2 -> 180.4-181.1 us in
                 // process, the refines alone 92.2 -> 86.8; twenty-first session, call 6; bf16,
                 // at its 80 registers without spilling: apex-host, the profile 58.5 -> 56.4, B=8
-                // 185.1 -> 176.3, twenty-sixth session, call 2); "a" stashed after the loop.
-                // fp32 spills 16 bytes here at 80 registers: it keeps one row tile a loop.
+                // 185.1 -> 176.3; fp32, one k step in flight: the profile's lean copies 66.4 ->
+                // 62.4-62.7 in process, B=8 250.8 -> 245.2-245.6; twenty-sixth session, calls
+                // 2-3); "a" stashed after the loop.
                 refine_gemm<1>(l, bs, C + BPAD, C, warp, acc_a, acc);
                 stash_tile(stash, ca, acc_a);
-            } else
-#endif
-            {
+            } else {
                 // "a": into the stash's first C rows, below the operand.
                 refine_gemm_tile(l, bs, C + BPAD, C, warp, acc);
                 stash_tile(stash, ca, acc);

@@ -8,11 +8,11 @@
 //! `ff_apply`).
 //!
 //! The default, [`Refine::Auto`], runs each level that fits a cluster on one of the fused kernels
-//! ([`pick`]): the lean kernel's copy compiled for the level's shape wherever a 16-bit level has
-//! one (the profile's two levels at every batch), and otherwise the kernel that needs fewer
-//! waves of clusters: `ff_refine_apply` (the shorter CTA) while its tiles fit one wave of it, and
-//! `ff_refine_apply_lean` once the lean kernel's extra CTAs a SM save a wave. Fused, lean and
-//! split stay selectable so the GPU check verifies and times all three.
+//! ([`pick`]): the lean kernel's copy compiled for the level's shape wherever the level has one
+//! (the profile's two levels at every batch, in every storage), and otherwise the kernel that
+//! needs fewer waves of clusters: `ff_refine_apply` (the shorter CTA) while its tiles fit one
+//! wave of it, and `ff_refine_apply_lean` once the lean kernel's extra CTAs a SM save a wave.
+//! Fused, lean and split stay selectable so the GPU check verifies and times all three.
 
 use std::sync::Arc;
 
@@ -26,8 +26,8 @@ use crate::program::{CHUNK, MAX_CLUSTER, WARPS};
 pub enum Refine {
     /// `ff_refine` then `ff_apply` on both levels.
     Split,
-    /// Per level where [`Refine::Fused`] applies, the fused kernel [`pick`] chooses (a 16-bit
-    /// level's shape-compiled lean copy, else the kernel with fewer waves); split on the others.
+    /// Per level where [`Refine::Fused`] applies, the fused kernel [`pick`] chooses (the level's
+    /// shape-compiled lean copy, else the kernel with fewer waves); split on the others.
     #[default]
     Auto,
     /// `ff_refine_apply` on each level that [`fits_cluster`] on a device with clusters (sm_90
@@ -66,21 +66,25 @@ pub fn fits_cluster(channels: usize, chunks: usize) -> bool {
 pub struct Residency {
     pub fused: usize,
     pub lean: usize,
-    /// The level has a lean copy compiled for its shape (`program::LEAN_SHAPES`) in a 16-bit
-    /// storage: [`pick`] then runs it at every batch.
+    /// The level has a lean copy compiled for its shape (`program::LEAN_SHAPES`): [`pick`] then
+    /// runs it at every batch.
     pub shaped: bool,
 }
 
 /// The fused kernel [`Refine::Auto`] runs for `tiles` clusters (batch x selected tiles).
 ///
-/// A level with a shape-compiled lean copy in fp16 or bf16 runs it at any batch. H100,
+/// A level with a shape-compiled lean copy runs it at any batch, in every storage. H100,
 /// twenty-fifth session (`benches/results/device_scripts_2026-11-28_s25.sh`, call 4), apex-host,
 /// main (the fused kernel at B=1) against this rule, alternating, two rounds: the fp16 profile
 /// 59.37-59.49 -> 55.06-55.12 us, bf16 62.78-62.84 -> 58.30-58.32, 256x256 75.75-75.77 ->
 /// 74.97-75.00, tiles 32/16 (its L1 on the t = 16 copy) 115.18-115.48 -> 115.48-115.70; but fp32
-/// 130.95-131.11 -> 151.37-151.48, so fp32 keeps the wave rule. The shape copies had overtaken
-/// the fused kernel since the rule below was measured (twenty-first and twenty-second sessions:
-/// constant shapes, the two-pass partial, both row tiles in one k loop, pushed partials).
+/// 130.95-131.11 -> 151.37-151.48 with its scalar-FMA GEMM then, so fp32 kept the wave rule
+/// until its GEMM moved to tensor cores (3xTF32) and its copies took both row tiles in one k
+/// loop: in process, twenty-sixth session, call 3, its profile 62.4-62.7 us lean against
+/// 65.7-65.8 fused, B=8 245.2-245.6 lean against 246.9-247.7 under the wave rule. The shape
+/// copies had overtaken the fused kernel since the rule below was measured (twenty-first and
+/// twenty-second sessions: constant shapes, the two-pass partial, both row tiles in one k loop,
+/// pushed partials).
 ///
 /// Elsewhere lean only where it needs fewer waves; on a tie the fused kernel, whose CTA is the
 /// shorter (H100, profile: 72.97 us a frame fused against 75.96 lean; B=8: 318.8 against 297.9;

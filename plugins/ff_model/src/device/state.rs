@@ -405,8 +405,7 @@ impl DeviceState {
         Ok(Some(Residency {
             fused: held(fused, level.refine_smem)?,
             lean: held(lean, level.lean_smem)?,
-            shaped: self.storage != Storage::F32
-                && self.fast.lean_copy(self.channels, level.t).is_some(),
+            shaped: self.fast.lean_copy(self.channels, level.t).is_some(),
         }))
     }
 
