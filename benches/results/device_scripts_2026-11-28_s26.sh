@@ -102,3 +102,13 @@ call4() {
   for r in 1 2; do host_ab bw$r ff_bw; host_ab fin$r ff_fin; done
   rm -f $OUT/host_*.log
 }
+
+# Call 5 (issue 13): the landed build's full self-check (ff_fin): every shape of the list, fast
+# (fused and split; call 4 ran auto) and eager, in every storage; no --only, so B=4, B=16 and the
+# five eager shapes run too.
+call5() {
+  step ff_check_full 420 $B/ff_fin --refine fused,split
+  mv $OUT/ff_check_full.log $OUT/checks.txt
+  echo "checks ok: $(grep -cE '^ok' $OUT/checks.txt) FAIL: $(grep -cE '^FAIL' $OUT/checks.txt)" | tee -a $OUT/sweep.txt
+  awk '/^FAIL/{f=1} f' $OUT/checks.txt | head -20; tail -2 $OUT/checks.txt
+}
