@@ -14,8 +14,8 @@
 //! three) and sets the bench's (default fp16).
 //!
 //! Bench (`--bench`, or `--bench-only` to skip the check): each storage asked for (fp16 by
-//! default), the shapes `--only` names (by
-//! default `profile` and `B=8`), each refine path asked for; every row verified once, then timed
+//! default), the shapes `--only` names (by default `profile` and `B=8`), each refine path asked
+//! for; every row verified once, then timed
 //! like apex-host's batch mode: `rotate` to buffer sets whose declared bytes total at least 3 × L2,
 //! the calls (a multiple of the sets, at least 50) captured in one CUDA graph, the median of 10
 //! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path
@@ -378,7 +378,7 @@ fn list(args: &[String], flag: &str) -> Option<Vec<String>> {
 /// per path. Returns the rows that failed.
 fn bench_precision(
     timer: &Timer<'_>,
-    only: &Option<Vec<String>>,
+    only: Option<&[String]>,
     refines: &[Refine],
     handles: CudaHandles,
     stage: Stage,
@@ -542,7 +542,8 @@ fn main() -> ExitCode {
             l2,
         };
         for &precision in &benched_precisions {
-            failures += bench_precision(&timer, &only, &refines, handles, stage, precision);
+            failures +=
+                bench_precision(&timer, only.as_deref(), &refines, handles, stage, precision);
         }
     }
     let (line, code) = apex_plugin_api::harness::check_result(failures);
