@@ -57,20 +57,25 @@ host_ab() {  # $1: label, $2: plugin build; apex-host's ff_model suite
 import json, sys
 s = json.load(open(sys.argv[1]))
 for k, c in sorted(s['benchmarks'].items()):
+    # A short name from the case id: storage, batch, map, tile sizes, path.
+    prec = k.split('/')[2]
+    p = dict(kv.split('=', 1) for kv in k.split('/', 3)[3].split(','))
+    name = '%s_B=%s_%sx%s_t%s/%s_%s' % (prec, p['batch'], p['height'], p['width'],
+                                       p['tile_size_l0'], p['tile_size_l1'], p['path'])
     us = '%.2f us' % (c['p50_ms'] * 1e3) if 'p50_ms' in c else '-'
-    print(sys.argv[2], k.split('[', 1)[-1][:90], us, c['status'])
+    print(sys.argv[2], name, us, c['status'])
 PY
 }
 ab_table() {  # host_ab's rows as a table: a column per build and round, a row per case
   python3 - "$OUT/ab.txt" <<'PY'
 import collections, sys
-names = ['bf16 profile', 'fp16 eager', 'fp16 profile', 'fp16 tiles32/16', 'fp16 256x256', 'fp16 B=8', 'fp32 profile']
-rows = collections.defaultdict(list)
+rows = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
-    p = line.split(); rows[p[0]].append(p[-3])
-labels = list(rows)
-print('%-16s' % 'case', *['%8s' % l for l in labels])
-for i, n in enumerate(names): print('%-16s' % n, *['%8s' % rows[l][i] for l in labels])
+    label, name, us = line.split()[:3]
+    rows[name][label] = us
+labels = list(dict.fromkeys(l.split()[0] for l in open(sys.argv[1])))
+print('%-34s' % 'case', *['%8s' % l for l in labels])
+for name in sorted(rows): print('%-34s' % name, *['%8s' % rows[name].get(l, '-') for l in labels])
 PY
 }
 
