@@ -472,18 +472,16 @@ fn main() -> ExitCode {
         Some(names) => {
             let mut out = Vec::new();
             for name in names {
-                out.push(match name.as_str() {
-                    "fp16" => Precision::Fp16,
-                    "bf16" => Precision::Bf16,
-                    "fp32" => Precision::Fp32,
-                    other => {
+                match Precision::parse(&name) {
+                    Some(p @ (Precision::Fp16 | Precision::Bf16 | Precision::Fp32)) => out.push(p),
+                    _ => {
                         eprintln!(
-                            "ff_model_gpu_check: --precision {other}: expected fp16, bf16 or fp32 \
+                            "ff_model_gpu_check: --precision {name}: expected fp16, bf16 or fp32 \
                              (or a comma list of them)"
                         );
                         return ExitCode::from(3);
                     }
-                });
+                }
             }
             Some(out)
         }

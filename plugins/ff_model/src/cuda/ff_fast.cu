@@ -844,8 +844,8 @@ __device__ __forceinline__ S operand_hi(float v) {
 // the step's byte offset (sizeof(S) * 8 * nt * bstride + 32 * step: a step's k is 32 bytes).
 __device__ __forceinline__ unsigned operand_lane(int bstride) {
     const int lane = threadIdx.x & 31;
-    return (unsigned)sizeof(S) * (unsigned)((lane & 7) * bstride + ((lane >> 4) & 1) * CHUNK * bstride) +
-           16u * ((lane >> 3) & 1);
+    const int row = (lane & 7) * bstride + ((lane >> 4) & 1) * CHUNK * bstride;
+    return (unsigned)sizeof(S) * (unsigned)row + 16u * ((lane >> 3) & 1);
 }
 
 __device__ __forceinline__ void operand_frags(unsigned at, unsigned& h0, unsigned& h1,
@@ -885,10 +885,16 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
 #endif
     const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     const int bt = at + C / 16;
-    // Three products (bf16, fp32): four k steps in flight spill in ff_refine_apply (128
+    // k steps in flight. Three products (bf16, fp32): four spill in ff_refine_apply (128
     // registers), so two; bf16 keeps two in the lean shape copies too (one: B=8 +1 to +2 us,
     // H100, twenty-sixth session, call 3), fp32 takes their one (two spill at 80 registers).
-#pragma unroll(DTYPE == 2 ? 2 : (WEIGHTS_LO && UNROLL > 2 ? 2 : UNROLL))
+#if DTYPE == 2
+#pragma unroll 2
+#elif DTYPE == 0
+#pragma unroll(UNROLL < 2 ? UNROLL : 2)
+#else
+#pragma unroll UNROLL
+#endif
     for (int ks = 0; ks < ksteps; ++ks) {
         const long long fa = ((long long)at * ksteps + ks) * 32 + lane;
         const long long fb = ((long long)bt * ksteps + ks) * 32 + lane;
