@@ -63,4 +63,11 @@ call4() {  # stage removal on today's build (ff_model_stage_skip_experiment_s27.
     --print-details all > $OUT/ncu_t16_stalls.txt 2>&1
   grep -iE "stall|smsp__pcsamp" $OUT/ncu_t16_stalls.txt | head -60
 }
+call5() {  # main's build (code unchanged since 3a854e2) on this session's H200: the self-check of
+  # every fast shape in every storage under auto, then the acceptance run (export, the PyTorch
+  # anchor, apex-host with its rows)
+  check_auto main 300 $B/ff_model_gpu_check "$SHAPES"
+  acceptance
+  cat $OUT/table.txt
+}
 "$@"
