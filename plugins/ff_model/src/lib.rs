@@ -9,7 +9,9 @@
 //! reference.rs  the f64 reference, the spec's steps one by one: the verifier of every variant
 //! cpu/          the fast CPU path (fp32, rayon, blocked GEMM for the pointwise conv)
 //! storage.rs    Storage: fp32 / fp16 / bf16 maps on the device, rounding and byte encodings
-//! cuda/*.cu     the CUDA C of the fast path (twelve launches a call, selection on the device)
+//! cuda/fast/    the CUDA C of the fast path, a file a stage (twelve launches a call, selection
+//!               on the device; prelude.cu lists the parts and kernels)
+//! cuda/ff_eager.cu  the CUDA C of the eager path (one launch per op)
 //! program.rs    the CUDA source per storage, NVRTC output cached per process
 //! device/       DeviceState: the weights as the kernels read them, buffer sets, the launches
 //! case.rs       FfKernel / FfCase: the Kernel and Instance the host drives, figures

@@ -1,14 +1,26 @@
-//! The CUDA program of the GPU variants: `cuda/ff_fast.cu` and `cuda/ff_eager.cu` specialised
-//! for one storage type (`DTYPE`), compiled by NVRTC once per (architecture, storage) and cached for the process
-//! by `apex_plugin_api::cuda::compile_ptx_cached` (and on disk). Every shape is a kernel argument.
+//! The CUDA program of the GPU variants: the fast path's parts (`cuda/fast/*.cu`) and
+//! `cuda/ff_eager.cu`, specialised for one storage type (`DTYPE`), compiled by NVRTC once per
+//! (architecture, storage) and cached for the process by
+//! `apex_plugin_api::cuda::compile_ptx_cached` (and on disk). Every shape is a kernel argument.
 
 use apex_plugin_api::{PluginError, cuda::compile_ptx_cached};
 use cudarc::nvrtc::Ptx;
 
 use crate::storage::Storage;
 
-/// The CUDA C of the fast path (the file's header explains each kernel).
-pub const FAST_SOURCE: &str = include_str!("cuda/ff_fast.cu");
+/// The CUDA C of the fast path: its parts in order, one translation unit (`cuda/fast/prelude.cu`'s
+/// header explains each kernel and lists the parts).
+pub const FAST_SOURCE: &str = concat!(
+    include_str!("cuda/fast/prelude.cu"),
+    include_str!("cuda/fast/base.cu"),
+    include_str!("cuda/fast/select.cu"),
+    include_str!("cuda/fast/pack.cu"),
+    include_str!("cuda/fast/film.cu"),
+    include_str!("cuda/fast/refine_block.cu"),
+    include_str!("cuda/fast/refine_split.cu"),
+    include_str!("cuda/fast/refine_fused.cu"),
+    include_str!("cuda/fast/refine_lean.cu"),
+);
 /// The CUDA C of the eager path (one kernel per op); it uses the fast path's helpers.
 pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
 
@@ -83,7 +95,7 @@ mod tests {
                 .lines()
                 .find_map(|line| line.strip_prefix(prefix.as_str()))
                 .and_then(|value| value.trim().parse().ok())
-                .unwrap_or_else(|| panic!("cuda/ff_fast.cu has no numeric #define {name}"))
+                .unwrap_or_else(|| panic!("cuda/fast/*.cu has no numeric #define {name}"))
         };
         for (name, value) in [
             ("BASE_CHANNELS", BASE_CHANNELS),
@@ -118,7 +130,7 @@ mod tests {
             let line = format!("LEAN_ENTRY({name}, {c}, {t})");
             assert!(
                 FAST_SOURCE.lines().any(|l| l.trim() == line),
-                "cuda/ff_fast.cu has no line `{line}`"
+                "cuda/fast/refine_lean.cu has no line `{line}`"
             );
         }
     }

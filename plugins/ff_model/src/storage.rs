@@ -26,7 +26,7 @@ impl Storage {
         }
     }
 
-    /// `DTYPE` of `cuda/ff_fast.cu`.
+    /// `DTYPE` of the fast path's program (`cuda/fast/*.cu`).
     pub fn code(self) -> u32 {
         match self {
             Self::F32 => 0,

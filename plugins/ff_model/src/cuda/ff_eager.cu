@@ -1,8 +1,9 @@
 // The FF frame's eager path: one kernel per op, in the order PyTorch eager runs the FFModule
 // (spec/apex-x-kernels.md §2.3), every intermediate a whole f32 tensor in global memory. The
 // selection runs on the host and its ids are copied to the device inside the frame, as the
-// original's per-sample Python loop does. Appended to ff_fast.cu (its helpers: S, to_f32,
-// from_f32, Level, the gate and token formulas), so one module per storage type holds both paths.
+// original's per-sample Python loop does. Appended to the fast path's program, cuda/fast/*.cu
+// (its helpers: S, to_f32, from_f32, Level, the gate and token formulas), so one module per
+// storage type holds both paths.
 //
 // Every kernel is a grid-stride loop over its output (1-D grid, THREADS threads) unless it says
 // otherwise. Shapes: maps [B,C,H,W], proxies [B,H,W], tiles [B,K,C,t,t] ("BK" = B*K rows),

@@ -1,13 +1,12 @@
-//! The fast path's launches of one call (`cuda/ff_fast.cu` explains each kernel): `ff_select`
-//! and `ff_base` for the whole batch, then per run of frames (`streams.rs`) both levels on the
-//! run's stream: per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`, `ff_film_out` (their
-//! `_x2` entry points where runs overlap: `sizing::film_tiles`) and the refine block:
-//! `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a fused
-//! level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's
-//! launches take every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its
-//! frames in their grids. A level that selects no tile launches nothing. `launch_refines`
-//! enqueues only the refine blocks of a call, for timing them apart (`ff_model_gpu_check --stage
-//! refines`).
+//! The fast path's launches of one call (`cuda/fast/*.cu`, whose `prelude.cu` explains each
+//! kernel): `ff_select` and `ff_base` for the whole batch, then per run of frames (`streams.rs`)
+//! both levels on the run's stream: per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`,
+//! `ff_film_out` (their `_x2` entry points where runs overlap: `sizing::film_tiles`) and the refine
+//! block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a
+//! fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's launches take
+//! every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its frames in their
+//! grids. A level that selects no tile launches nothing. `launch_refines` enqueues only the refine
+//! blocks of a call, for timing them apart (`ff_model_gpu_check --stage refines`).
 
 use apex_plugin_api::{
     PluginError,
@@ -63,7 +62,7 @@ fn launch_error(
 /// Launches `b` with `cfg`.
 ///
 /// SAFETY (of every caller): the arguments pushed on `b` match the entry point's signature in
-/// `cuda/ff_fast.cu`, and every buffer holds what the kernel indexes for this problem (the
+/// `cuda/fast/*.cu`, and every buffer holds what the kernel indexes for this problem (the
 /// buffers are sized from the same `FfProblem` in `DeviceState::new`).
 unsafe fn launch(mut b: LaunchArgs<'_>, cfg: LaunchConfig, name: &str) -> Result<(), PluginError> {
     unsafe { b.launch(cfg) }

@@ -1,5 +1,5 @@
 //! One level's weights as the device reads them: a single f32 buffer in the order of `Level` in
-//! `cuda/ff_fast.cu` (scan constants, LayerNorm, the FiLM linears row-major, depthwise,
+//! `cuda/fast/prelude.cu` (scan constants, LayerNorm, the FiLM linears row-major, depthwise,
 //! pointwise bias, GroupNorm, gate, then the pointwise weights). The pointwise weights are in
 //! `mma.sync` A-fragment order, so each lane loads a fragment with one 16-byte load: fp16 rounds
 //! them (m16n8k16), bf16 splits them into a rounded part and the rounded remainder (m16n8k16),

@@ -1,4 +1,4 @@
-//! How a level runs its refine block (`cuda/ff_fast.cu`): fused, the tile's chunks as one
+//! How a level runs its refine block (`cuda/fast/refine_*.cu`): fused, the tile's chunks as one
 //! thread-block cluster that exchanges its GroupNorm partials in distributed shared memory
 //! (`ff_refine_apply`, sm_90; or `ff_refine_apply_lean`, the same in at most 64 registers a
 //! thread with the GEMM's output stashed in shared memory, four CTAs a SM; bf16 and fp32: 80
