@@ -70,4 +70,14 @@ call5() {  # main's build (code unchanged since 3a854e2) on this session's H200:
   acceptance
   cat $OUT/table.txt
 }
+call6() {  # ff_split: main with the fast path's CUDA split into a file a stage (cuda/fast/, PTX
+  # identical to the single file's); every fast shape in every storage under auto, then the
+  # in-process bench beside main's build (ff_model_gpu_check, call 5's)
+  check_auto split 300 $B/ff_split "$SHAPES"
+  for r in 1 2; do for v in ff_model_gpu_check ff_split; do
+    $B/$v --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
+    echo "$v r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/bench.txt
+  done; done
+  cat $OUT/table.txt
+}
 "$@"
