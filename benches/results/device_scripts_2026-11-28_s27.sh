@@ -80,4 +80,33 @@ call6() {  # ff_split: main with the fast path's CUDA split into a file a stage 
   done; done
   cat $OUT/table.txt
 }
+call7() {  # ff_ws: the persistent refine warp-specialised (four builder warps modulate and run the
+  # depthwise into two operand slots; sixteen consumer warps run the GEMM, statistics and finish;
+  # named barriers between them), against the lean copies and ff_s3
+  step check_ws 150 $B/ff_ws --only "$SHAPES" --refine stream --precision fp16
+  grep -E '^(ok|FAIL)' $OUT/check_ws.log | head -40
+  for r in 1 2; do
+    step bench_ws_r$r 150 $B/ff_ws --bench-only --only 'profile,B=8,B=16' --refine lean,stream
+    grep -E '^(profile|B=[0-9]+|scaling)' $OUT/bench_ws_r$r.log
+  done
+  for v in ff_s3 ff_ws; do
+    step stage_$v 120 $B/$v --bench-only --only 'profile,B=8' --refine lean,stream --stage refines
+    grep -E '^(profile|B=[0-9]+)' $OUT/stage_$v.log
+    step stage8_$v 120 env FF_RUN_FRAMES=8 $B/$v --bench-only --only 'B=8' --refine lean,stream --stage refines
+    grep -E '^(profile|B=[0-9]+)' $OUT/stage8_$v.log
+  done
+  cat $OUT/table.txt
+}
+call8() {  # ff_ws2 / ff_ws3: eight builder warps (two a channel in the depthwise) beside the sixteen
+  # consumers, 768 threads at 80 registers; the builders' loads four (ws2) or twelve (ws3) in flight
+  for v in ff_ws2 ff_ws3; do
+    step check_$v 150 $B/$v --only 'profile,B=8,tiles 32/16,256x256' --refine stream --precision fp16
+    grep -E '^(ok|FAIL)' $OUT/check_$v.log | head -10
+    step stage_$v 120 $B/$v --bench-only --only 'profile,B=8' --refine lean,stream --stage refines
+    grep -E '^(profile|B=[0-9]+)' $OUT/stage_$v.log
+    step bench_$v 150 $B/$v --bench-only --only 'profile,B=8' --refine lean,stream
+    grep -E '^(profile|B=[0-9]+)' $OUT/bench_$v.log
+  done
+  cat $OUT/table.txt
+}
 "$@"
