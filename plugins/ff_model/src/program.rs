@@ -8,29 +8,27 @@ use cudarc::nvrtc::Ptx;
 
 use crate::storage::Storage;
 
+/// `cuda/fast/` parts named in order, each after a `#line 1 "<name>"` directive, as one string.
+macro_rules! fast_parts {
+    ($($name:literal),+ $(,)?) => {
+        concat!($("#line 1 \"", $name, "\"\n", include_str!(concat!("cuda/fast/", $name))),+)
+    };
+}
+
 /// The CUDA C of the fast path: its parts in order, one translation unit (`cuda/fast/prelude.cu`'s
 /// header explains each kernel and lists the parts). Each part opens with a `#line` directive,
 /// so NVRTC's diagnostics and line information (`APEX_NVRTC_LINEINFO=1`, for Nsight Compute's
 /// source page) name the part's own file and line.
-pub const FAST_SOURCE: &str = concat!(
-    "#line 1 \"prelude.cu\"\n",
-    include_str!("cuda/fast/prelude.cu"),
-    "#line 1 \"base.cu\"\n",
-    include_str!("cuda/fast/base.cu"),
-    "#line 1 \"select.cu\"\n",
-    include_str!("cuda/fast/select.cu"),
-    "#line 1 \"pack.cu\"\n",
-    include_str!("cuda/fast/pack.cu"),
-    "#line 1 \"film.cu\"\n",
-    include_str!("cuda/fast/film.cu"),
-    "#line 1 \"refine_block.cu\"\n",
-    include_str!("cuda/fast/refine_block.cu"),
-    "#line 1 \"refine_split.cu\"\n",
-    include_str!("cuda/fast/refine_split.cu"),
-    "#line 1 \"refine_fused.cu\"\n",
-    include_str!("cuda/fast/refine_fused.cu"),
-    "#line 1 \"refine_lean.cu\"\n",
-    include_str!("cuda/fast/refine_lean.cu"),
+pub const FAST_SOURCE: &str = fast_parts!(
+    "prelude.cu",
+    "base.cu",
+    "select.cu",
+    "pack.cu",
+    "film.cu",
+    "refine_block.cu",
+    "refine_split.cu",
+    "refine_fused.cu",
+    "refine_lean.cu",
 );
 /// The CUDA C of the eager path (one kernel per op); it uses the fast path's helpers.
 pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");

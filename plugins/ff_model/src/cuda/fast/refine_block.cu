@@ -73,6 +73,13 @@ __device__ __forceinline__ unsigned operand_step(int bstride, int nt, int ks) {
     return (unsigned)sizeof(S) * (unsigned)(nt * 8 * bstride) + 32u * (unsigned)ks;
 }
 
+#if WEIGHTS_LO
+// The weights' lo fragments (bf16, fp32), after the (2C/16) * (C/KSTEP) * 32 hi ones.
+__device__ __forceinline__ const uint4* weights_lo(const uint4* hi, int C) {
+    return hi + (long long)(2 * C / 16) * (C / KSTEP) * 32;
+}
+#endif
+
 // bs: the chunk's depthwise output [CHUNK][bstride] (pixel-major, channel fastest), its hi
 // parts, then its lo parts at bs + CHUNK * bstride.
 // UNROLL: k steps unrolled for fp16 (the fused kernel's four; the lean kernel's shape copies take
@@ -91,10 +98,10 @@ __device__ __forceinline__ void refine_gemm(const Level& l, const S* bs, int bst
         acc_b[nt][2] = acc_b[nt][3] = l.pw_b[rb + 8];
     }
     const int ksteps = C / KSTEP;
-    // The weights' fragments (bf16, fp32: hi, then lo; (2C/16) * ksteps * 32 uint4 each).
+    // The weights' fragments: hi, then (bf16, fp32) lo.
     const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
 #if WEIGHTS_LO
-    const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
+    const uint4* lo = weights_lo(hi, C);
 #endif
     const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     const int bt = at + C / 16;

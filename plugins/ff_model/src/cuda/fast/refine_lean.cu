@@ -61,7 +61,7 @@ __device__ __forceinline__ void refine_gemm_tile(const Level& l, const S* bs, in
     const int ksteps = C / KSTEP;
     const uint4* hi = reinterpret_cast<const uint4*>(l.pw);
 #if WEIGHTS_LO
-    const uint4* lo = hi + (long long)(2 * C / 16) * ksteps * 32;
+    const uint4* lo = weights_lo(hi, C);
 #endif
     const unsigned bs_at = (unsigned)__cvta_generic_to_shared(bs) + operand_lane(bstride);
     // The next k step's fragments load while this one's products run (the last step reloads
