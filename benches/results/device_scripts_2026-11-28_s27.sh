@@ -109,4 +109,13 @@ call8() {  # ff_ws2 / ff_ws3: eight builder warps (two a channel in the depthwis
   done
   cat $OUT/table.txt
 }
+call9() {  # ff_review: the review commit (weights_lo, fast_parts!; cubins identical to main's):
+  # the self-check of every fast shape in every storage under auto, and the profile and B=8 beside
+  # main's build
+  check_auto review 300 $B/ff_review "$SHAPES"
+  for v in ff_model_gpu_check ff_review; do
+    $B/$v --bench-only --only 'profile,B=8' --refine auto > /tmp/o.log 2>&1
+    echo "$v rc=$? $(grep -E '^(profile|B=8) ' /tmp/o.log | awk '{print $1, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/bench.txt
+  done
+}
 "$@"
