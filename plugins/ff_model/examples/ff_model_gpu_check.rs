@@ -194,6 +194,7 @@ fn plan(case: &FfCase) -> String {
         Refine::Auto => "auto",
         Refine::Fused => "fused",
         Refine::FusedLean => "lean",
+        Refine::Wg => "wg",
         Refine::Split => "split",
     };
     match case.level_refines() {
@@ -445,11 +446,12 @@ fn main() -> ExitCode {
             "auto" => Refine::Auto,
             "fused" => Refine::Fused,
             "lean" => Refine::FusedLean,
+            "wg" => Refine::Wg,
             "split" => Refine::Split,
             other => {
                 eprintln!(
-                    "ff_model_gpu_check: --refine {other}: expected auto, fused, lean or split (or \
-                     a comma list of them)"
+                    "ff_model_gpu_check: --refine {other}: expected auto, fused, lean, wg or split \
+                     (or a comma list of them)"
                 );
                 return ExitCode::from(3);
             }

@@ -29,6 +29,7 @@ pub const FAST_SOURCE: &str = fast_parts!(
     "refine_split.cu",
     "refine_fused.cu",
     "refine_lean.cu",
+    "refine_wg.cu",
 );
 /// The CUDA C of the eager path (one kernel per op); it uses the fast path's helpers.
 pub const EAGER_SOURCE: &str = include_str!("cuda/ff_eager.cu");
@@ -68,6 +69,30 @@ pub const LEAN_SHAPES: [(usize, usize, &str); 2] = [
     (128, 8, "ff_refine_apply_lean_c128_t8"),
 ];
 
+/// The shapes the wgmma refine (`cuda/fast/refine_wg.cu`, fp16 on sm_90a) is compiled for:
+/// (channels, tile size, entry point).
+pub const WG_SHAPES: [(usize, usize, &str); 2] = [
+    (128, 16, "ff_refine_wg_c128_t16"),
+    (128, 8, "ff_refine_wg_c128_t8"),
+];
+/// Pixels of a tile one wgmma refine CTA covers (`WG_PIX` in the source).
+pub const WG_PIX: usize = 64;
+/// Dynamic shared memory of a wgmma refine CTA (`WG_SMEM` in the source): the operand's hi and
+/// lo parts (16-bit core matrices 144 bytes apart along k), then the chunk's raw centre rows
+/// (f32, rows of `WG_PIX + 8`).
+pub const WG_SMEM: usize = 2 * (WG_PIX / 8) * (128 / 8) * 144 + 4 * 128 * (WG_PIX + 8);
+// Two wgmma CTAs fit a SM's 228 KiB beside their static shared memory (under 4 KiB, ptxas) and
+// the 1 KiB the driver reserves a CTA.
+const _: () = assert!(2 * (WG_SMEM + 4 * 1024 + 1024) <= 228 * 1024);
+
+/// The index in [`WG_SHAPES`] of the wgmma refine a level of `channels` channels and `t`-pixel
+/// tiles runs, if it has one.
+pub fn wg_shape(channels: usize, t: usize) -> Option<usize> {
+    WG_SHAPES
+        .iter()
+        .position(|&(c, tt, _)| (c, tt) == (channels, t))
+}
+
 /// The index in [`LEAN_SHAPES`] of the copy a level of `channels` channels and `t`-pixel tiles
 /// runs, if it has one.
 pub fn lean_shape(channels: usize, t: usize) -> Option<usize> {
@@ -86,8 +111,16 @@ pub fn source(storage: Storage) -> String {
 }
 
 /// The PTX for `storage` on `arch`, compiled on first use and cached for the process.
+///
+/// On sm_90 the program is compiled for sm_90a, whose arch-specific instructions (wgmma) the
+/// fp16 refine of `cuda/fast/refine_wg.cu` runs on; every other kernel compiles as for sm_90.
 pub fn ptx(storage: Storage, arch: &'static str) -> Result<Ptx, PluginError> {
-    compile_ptx_cached("ff_fast", &source(storage), arch)
+    compile_ptx_cached("ff_fast", &source(storage), target(arch))
+}
+
+/// The architecture NVRTC compiles the program for on a device of `arch`: sm_90a on sm_90.
+pub fn target(arch: &'static str) -> &'static str {
+    if arch == "sm_90" { "sm_90a" } else { arch }
 }
 
 #[cfg(test)]
@@ -116,6 +149,7 @@ mod tests {
             ("FILM_TOKENS", FILM_TOKENS),
             ("MAX_CLUSTER", MAX_CLUSTER),
             ("WARPS", WARPS),
+            ("WG_PIX", WG_PIX),
         ] {
             assert_eq!(define(name), value, "{name}");
         }
@@ -177,14 +211,34 @@ mod tests {
             assert!(text.contains("mma.sync"), "{s:?}");
             assert_eq!(text.contains(".tf32"), s == Storage::F32, "{s:?}");
             assert!(text.contains("barrier.cluster.wait"), "{s:?}");
+            // The wgmma refine: fp16 only, the module compiled for sm_90a.
+            for (_, _, entry) in WG_SHAPES {
+                assert_eq!(text.contains(entry), s == Storage::F16, "{s:?} {entry}");
+            }
+            assert_eq!(text.contains("wgmma.mma_async"), s == Storage::F16, "{s:?}");
         }
     }
 
-    /// ptxas's report (sm_90) of the refine kernels and `ff_base` in every storage: no spills
-    /// (a spill in these latency chains costs local-memory round trips in the GEMM), and the
-    /// register counts that give `ff_refine_apply` two CTAs a SM, `ff_refine_apply_lean` three
-    /// or four and `ff_base` four (65,536 registers a SM over 256 threads a CTA: at most 128, 80
-    /// or 64, in units of 8).
+    #[test]
+    fn sm_90_compiles_for_sm_90a_and_other_devices_for_themselves() {
+        assert_eq!(target("sm_90"), "sm_90a");
+        assert_eq!(target("sm_80"), "sm_80");
+        assert_eq!(target("sm_100"), "sm_100");
+    }
+
+    #[test]
+    fn the_wg_shapes_are_found_by_channels_and_tile() {
+        assert_eq!(wg_shape(128, 16), Some(0));
+        assert_eq!(wg_shape(128, 8), Some(1));
+        assert_eq!(wg_shape(64, 16), None);
+        assert_eq!(wg_shape(128, 32), None);
+    }
+
+    /// ptxas's report (sm_90a, what an sm_90 device runs) of the refine kernels and `ff_base` in
+    /// every storage: no spills (a spill in these latency chains costs local-memory round trips
+    /// in the GEMM), and the register counts that give `ff_refine_apply` and the wgmma refine two
+    /// CTAs a SM, `ff_refine_apply_lean` three or four and `ff_base` four (65,536 registers a SM
+    /// over 256 threads a CTA: at most 128, 80 or 64, in units of 8).
     #[test]
     fn the_refine_and_base_kernels_fit_their_registers_without_spilling_when_nvrtc_is_present() {
         if !nvrtc_for_test() {
@@ -195,6 +249,10 @@ mod tests {
             // Four CTAs a SM (LEAN_MIN_BLOCKS); bf16 and fp32 three.
             let lean = if s == Storage::F16 { 64 } else { 80 };
             let shaped = LEAN_SHAPES.iter().map(|(_, _, name)| (*name, lean));
+            let wg = WG_SHAPES
+                .iter()
+                .filter(|_| s == Storage::F16)
+                .map(|(_, _, name)| (*name, 128));
             for (entry, max_registers) in [
                 // Beside the levels a base block holds one lean CTA's registers, not two.
                 ("ff_base", 64),
@@ -204,6 +262,7 @@ mod tests {
             ]
             .into_iter()
             .chain(shaped)
+            .chain(wg)
             {
                 let (registers, spills) = ptxas_entry(&log, entry)
                     .unwrap_or_else(|| panic!("{s:?}: no ptxas report of {entry}:\n{log}"));
@@ -221,9 +280,9 @@ mod tests {
         }
     }
 
-    /// ptxas's report of `source` for sm_90.
+    /// ptxas's report of `source` for sm_90 (compiled for sm_90a: `target`).
     fn ptxas_log(source: &str) -> String {
-        apex_plugin_api::cuda::ptxas_report("ff_fast", source, "sm_90")
+        apex_plugin_api::cuda::ptxas_report("ff_fast", source, target("sm_90"))
             .unwrap_or_else(|e| panic!("{}", e.message))
     }
 

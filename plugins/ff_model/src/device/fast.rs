@@ -29,9 +29,17 @@ use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
     program::{
         APPLY_PER_THREAD, BASE_BANDS_PER_BLOCK, BASE_CHANNELS, FC1_ROWS, FC2_ROWS, FILM_TOKENS,
-        THREADS, WARPS,
+        THREADS, WARPS, WG_PIX, WG_SMEM,
     },
 };
+
+/// The fused refine kernel a level launches (`LevelRefine::{Fused, Lean, Wg}`).
+#[derive(Clone, Copy)]
+enum Fused {
+    Apply,
+    Lean,
+    Wg,
+}
 
 fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
     LaunchConfig {
@@ -341,8 +349,9 @@ impl Level<'_> {
             return Ok(());
         }
         match &self.l.refine {
-            LevelRefine::Fused => self.fused(false),
-            LevelRefine::Lean => self.fused(true),
+            LevelRefine::Fused => self.fused(Fused::Apply),
+            LevelRefine::Lean => self.fused(Fused::Lean),
+            LevelRefine::Wg => self.fused(Fused::Wg),
             LevelRefine::Split { pre, stats } => self.split(pre, stats),
         }
     }
@@ -370,21 +379,28 @@ impl Level<'_> {
             .ptr_at(&set.heavy, b0 * map * bytes);
     }
 
-    /// `ff_refine_apply` (`lean`: `ff_refine_apply_lean`, same arguments): grid (chunks, K, B)
-    /// in clusters of the tile's chunks.
-    fn fused(&self, lean: bool) -> Result<(), PluginError> {
+    /// `ff_refine_apply` (or `ff_refine_apply_lean`, or the wgmma refine: same arguments): grid
+    /// (chunks, K, B) in clusters of the tile's chunks.
+    fn fused(&self, kernel: Fused) -> Result<(), PluginError> {
         let Self { fast, l, .. } = *self;
         let (c, h, w) = self.dims;
         let (b0, b) = (self.frames.b0, self.frames.n);
-        let (function, name, smem) = if lean {
-            let (function, name) = fast.lean(c as usize, l.t).unzip();
-            (
-                function,
-                name.unwrap_or("ff_refine_apply_lean"),
-                l.lean_smem,
-            )
-        } else {
-            (fast.refine_apply.as_ref(), "ff_refine_apply", l.refine_smem)
+        let mut chunks = l.chunks;
+        let (function, name, smem) = match kernel {
+            Fused::Lean => {
+                let (function, name) = fast.lean(c as usize, l.t).unzip();
+                (
+                    function,
+                    name.unwrap_or("ff_refine_apply_lean"),
+                    l.lean_smem,
+                )
+            }
+            Fused::Apply => (fast.refine_apply.as_ref(), "ff_refine_apply", l.refine_smem),
+            Fused::Wg => {
+                chunks = l.t * l.t / WG_PIX;
+                let (function, name) = fast.wg(c as usize, l.t).unzip();
+                (function, name.unwrap_or("ff_refine_wg"), WG_SMEM)
+            }
         };
         let refine_apply = function.ok_or_else(|| {
             PluginError::cuda(format!(
@@ -395,7 +411,7 @@ impl Level<'_> {
         // session 12 call 5), where the lean CTAs spent 41 % of their stall samples waiting for
         // the slowest CTA of their cluster.
         let mut a = self.launch_ex(refine_apply);
-        a.cluster(l.chunks as u32, ClusterPolicy::LoadBalancing);
+        a.cluster(chunks as u32, ClusterPolicy::LoadBalancing);
         let kc = l.k * c as usize;
         a.ptr_at(&l.packed, b0 * kc * l.t * l.t)
             .ptr_at(&l.film, b0 * 2 * kc)
@@ -409,13 +425,13 @@ impl Level<'_> {
             .int(l.t as i32)
             .int(l.gw as i32)
             .int(l.k as i32);
-        let cfg = config((l.chunks, l.k, b), smem);
+        let cfg = config((chunks, l.k, b), smem);
         // SAFETY: the arguments follow `ff_refine_apply`'s parameters (`ff_refine_apply_lean`'s
         // are the same), offset to the run's first frame (see `go`); `detail` and `l0map` are
         // map-sized or null; the level was planned fused (or lean) only where `fits_cluster` held
         // (at most 8 CTAs a cluster, C at most 16 * WARPS), and `smem` is the kernel's own
         // (`refine_smem` or `lean_smem`, opted in past 48 KiB in `DeviceState::new`).
-        unsafe { Self::go(a, cfg, name, Some(l.chunks)) }
+        unsafe { Self::go(a, cfg, name, Some(chunks)) }
     }
 
     /// `ff_refine` (the pre-norm tensor and the chunks' partials), then `ff_apply`.

@@ -7,12 +7,16 @@
 //! or split in two launches through the pre-norm tensor in global memory (`ff_refine`, then
 //! `ff_apply`).
 //!
+//! A fp16 level of a shape in `program::WG_SHAPES` on sm_90 can also run the wgmma refine
+//! (`ff_refine_wg_*`, `cuda/fast/refine_wg.cu`): 64-pixel chunks, the GEMM on warpgroup MMAs.
+//!
 //! The default, [`Refine::Auto`], runs each level that fits a cluster on one of the fused kernels
-//! ([`pick`]): the lean kernel's copy compiled for the level's shape wherever the level has one
-//! (the profile's two levels at every batch, in every storage), and otherwise the kernel that
-//! needs fewer waves of clusters: `ff_refine_apply` (the shorter CTA) while its tiles fit one
-//! wave of it, and `ff_refine_apply_lean` once the lean kernel's extra CTAs a SM save a wave.
-//! Fused, lean and split stay selectable so the GPU check verifies and times all three.
+//! ([`pick`]): the wgmma refine wherever the module has it (fp16, the profile's two levels, at
+//! every batch), else the lean kernel's copy compiled for the level's shape wherever the level
+//! has one (the profile's two levels at every batch, bf16 and fp32), and otherwise the kernel
+//! that needs fewer waves of clusters: `ff_refine_apply` (the shorter CTA) while its tiles fit
+//! one wave of it, and `ff_refine_apply_lean` once the lean kernel's extra CTAs a SM save a wave.
+//! Fused, lean, wg and split stay selectable so the GPU check verifies and times all four.
 
 use std::sync::Arc;
 
@@ -36,6 +40,9 @@ pub enum Refine {
     /// `ff_refine_apply_lean` where `Fused` would run `ff_refine_apply` (same levels, same
     /// results; four CTAs a SM (bf16, fp32: three) instead of two); split on the others.
     FusedLean,
+    /// The wgmma refine (`ff_refine_wg_*`: fp16, sm_90, a shape of `program::WG_SHAPES`) where
+    /// the level has one; [`Refine::Auto`]'s choice on the others.
+    Wg,
 }
 
 /// One level's refine launches, with the scratch they need.
@@ -44,6 +51,8 @@ pub enum LevelRefine {
     Fused,
     /// `ff_refine_apply_lean`: as `Fused`, the pre-norm values waiting in shared memory.
     Lean,
+    /// `ff_refine_wg_*`: the tile's 64-pixel chunks as one cluster, the GEMM on wgmma.
+    Wg,
     /// `ff_refine` + `ff_apply`: the pre-norm output `[B, K, 2C, t*t]` and each chunk's
     /// GroupNorm partial `[B, K, chunks, 2]` (sum, centred sum of squares), both f32.
     Split {
@@ -69,9 +78,16 @@ pub struct Residency {
     /// The level has a lean copy compiled for its shape (`program::LEAN_SHAPES`): [`pick`] then
     /// runs it at every batch.
     pub shaped: bool,
+    /// The module has the wgmma refine for the level's shape (`program::WG_SHAPES`).
+    pub wg: bool,
 }
 
 /// The fused kernel [`Refine::Auto`] runs for `tiles` clusters (batch x selected tiles).
+///
+/// A level the wgmma refine is compiled for runs it at any batch. H200, twenty-eighth session
+/// (`benches/results/device_scripts_2026-11-28_s28.sh`, call 6), in process against the lean
+/// copies in the same runs: the fp16 profile 51.0 -> 47.2 us, B=8 146.5 -> 134.7, B=16 267 ->
+/// 245; the refine blocks alone at B=8 80.9 -> 69.0.
 ///
 /// A level with a shape-compiled lean copy runs it at any batch, in every storage. H100,
 /// twenty-fifth session (`benches/results/device_scripts_2026-11-28_s25.sh`, call 4), apex-host,
@@ -90,6 +106,9 @@ pub struct Residency {
 /// shorter (H100, profile: 72.97 us a frame fused against 75.96 lean; B=8: 318.8 against 297.9;
 /// general kernels, before the shape copies).
 pub fn pick(tiles: usize, residency: Residency) -> Refine {
+    if residency.wg {
+        return Refine::Wg;
+    }
     if residency.shaped && residency.lean > 0 {
         return Refine::FusedLean;
     }
@@ -119,11 +138,14 @@ impl LevelRefine {
         if let Some(residency) = residency {
             let refine = match refine {
                 Refine::Auto => pick(batch * k, residency),
+                // Not compiled for this level's shape, storage or device: what Auto runs.
+                Refine::Wg if !residency.wg => pick(batch * k, residency),
                 other => other,
             };
             match refine {
                 Refine::Auto | Refine::Fused => return Ok(Self::Fused),
                 Refine::FusedLean => return Ok(Self::Lean),
+                Refine::Wg => return Ok(Self::Wg),
                 Refine::Split => {}
             }
         }
@@ -139,6 +161,7 @@ impl LevelRefine {
         match self {
             Self::Fused => Refine::Fused,
             Self::Lean => Refine::FusedLean,
+            Self::Wg => Refine::Wg,
             Self::Split { .. } => Refine::Split,
         }
     }
@@ -155,6 +178,7 @@ mod tests {
             fused,
             lean,
             shaped,
+            wg: false,
         }
     }
 
@@ -180,6 +204,19 @@ mod tests {
         // A kernel the device cannot hold at all never wins.
         assert_eq!(pick(8, held(0, 4, false)), Refine::FusedLean);
         assert_eq!(pick(8, held(4, 0, false)), Refine::Fused);
+    }
+
+    #[test]
+    fn auto_runs_the_wgmma_refine_wherever_the_module_has_it() {
+        let wg = Residency {
+            wg: true,
+            ..held(30, 45, true)
+        };
+        // The profile's levels at B=1 and B=8 (fp16 on sm_90).
+        assert_eq!(pick(20, wg), Refine::Wg);
+        assert_eq!(pick(160, wg), Refine::Wg);
+        // Elsewhere (bf16, fp32, other shapes or devices) what it ran before.
+        assert_eq!(pick(20, held(30, 45, true)), Refine::FusedLean);
     }
 
     #[test]

@@ -106,6 +106,9 @@ pub struct FastFunctions {
     /// Its copies compiled for one shape each (`program::LEAN_SHAPES`, in that order; empty
     /// where `refine_apply_lean` is `None`).
     pub lean_shaped: Vec<CudaFunction>,
+    /// The wgmma refine's entry points (`program::WG_SHAPES`, in that order): fp16 on sm_90
+    /// (the program compiled for sm_90a), empty elsewhere.
+    pub wg: Vec<CudaFunction>,
 }
 
 impl FastFunctions {
@@ -117,6 +120,13 @@ impl FastFunctions {
                 .as_ref()
                 .map(|f| (f, "ff_refine_apply_lean"))
         })
+    }
+
+    /// The wgmma refine a level of `channels` channels and `t`-pixel tiles runs, with its name,
+    /// where the module has one.
+    pub fn wg(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
+        program::wg_shape(channels, t)
+            .and_then(|i| Some((self.wg.get(i)?, program::WG_SHAPES[i].2)))
     }
 
     /// The lean refine's copy compiled for this shape (`program::LEAN_SHAPES`), with its name,
@@ -220,6 +230,14 @@ impl DeviceState {
             } else {
                 Vec::new()
             },
+            wg: if program::target(session.arch()) == "sm_90a" && storage == Storage::F16 {
+                program::WG_SHAPES
+                    .iter()
+                    .map(|(_, _, name)| f(name))
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            },
         };
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);
@@ -273,7 +291,8 @@ impl DeviceState {
         let opt_in = std::iter::once((&fast.refine, smem))
             .chain(fast.refine_apply.iter().map(|f| (f, smem)))
             .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)))
-            .chain(fast.lean_shaped.iter().map(|f| (f, lean)));
+            .chain(fast.lean_shaped.iter().map(|f| (f, lean)))
+            .chain(fast.wg.iter().map(|f| (f, program::WG_SMEM)));
         for (refine, smem) in opt_in {
             if smem > 48 * 1024 {
                 refine
@@ -406,6 +425,7 @@ impl DeviceState {
             fused: held(fused, level.refine_smem)?,
             lean: held(lean, level.lean_smem)?,
             shaped: self.fast.lean_copy(self.channels, level.t).is_some(),
+            wg: self.fast.wg(self.channels, level.t).is_some(),
         }))
     }
 

@@ -28,13 +28,18 @@
 //                  registers, and the finish stores runs of consecutive pixels; it is also
 //                  compiled for the profile's two level shapes (ff_refine_apply_lean_c128_t16,
 //                  _t8: LEAN_ENTRY); Refine::Auto (device/refine.rs) runs those copies on such a
-//                  level at every batch in every storage, and the general kernel where its
+//                  level at every batch in bf16 and fp32, and the general kernel where its
 //                  extra CTAs a SM save a wave of clusters
+//   ff_refine_wg_c128_t16, _t8 (fp16, sm_90a) the same refine in 64-pixel CTAs, the GEMM on
+//                  warpgroup MMAs (wgmma), the finish from the accumulators; Refine::Auto runs
+//                  it on the profile's two level shapes at every batch
 //
 // The program is cuda/fast/*.cu concatenated in this order (program.rs: FAST_SOURCE): prelude.cu
 // (this header, the storage type, the shared formulas, the level's weights, block reductions),
 // base.cu, select.cu, pack.cu, film.cu, refine_block.cu (the GEMM, the operand, the GroupNorm
-// partials and statistics), refine_split.cu, refine_fused.cu and refine_lean.cu.
+// partials and statistics), refine_split.cu, refine_fused.cu, refine_lean.cu and refine_wg.cu.
+// On sm_90 the module is compiled for sm_90a (program.rs: `target`), the wgmma refine's
+// architecture; every other kernel's PTX is the same as for sm_90.
 //
 // Defines: DTYPE (0 fp32, 1 fp16, 2 bf16): the storage of the maps, the proxies and the outputs.
 // Every op computes in f32, values are rounded once when stored, and the L1 level reads the L0

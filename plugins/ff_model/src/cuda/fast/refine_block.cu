@@ -390,22 +390,21 @@ __device__ __forceinline__ void chunk_partial(float cnt, float cmean, float cm2,
 }
 
 // chunk_partial for a chunk of whole pixels whose every warp owns a row-tile pair (the lean
-// kernel's shape copies, C = 16 * WARPS): the chunk's exact sum first (each warp's, then the
-// block's, every thread adding the warps in the same order), then the squares about the chunk's
-// mean, in two block barriers; `inv_count` = 1 / (2C * CHUNK). Chan's merges (a division and a
+// kernel's shape copies, C = 16 * WARPS; the wgmma refine), from each thread's N "a" and N "b"
+// values: the chunk's exact sum first (each warp's, then the block's, every thread adding the
+// warps in the same order), then the squares about the chunk's mean, in two block barriers;
+// `inv_count` = 1 / (2C * the chunk's pixels). Chan's merges (a division and a
 // branch each, per thread and per shuffle step) were ~45 % of the lean kernel's GEMM-and-partial
 // region (Nsight Compute, H100, B=8, twenty-first session, call 3). Thread 0 writes out[0] = sum,
 // out[1] = M2, as chunk_partial does; the values differ from it only in rounding.
-__device__ __forceinline__ void whole_chunk_partial(const float (*acc_a)[4],
-                                                    const float (*acc_b)[4], float (*part)[3],
-                                                    float* out, float inv_count) {
+template <int N>
+__device__ __forceinline__ void whole_chunk_partial(const float* acc_a, const float* acc_b,
+                                                    float (*part)[3], float* out,
+                                                    float inv_count) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     float s = 0.0f;
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s += acc_a[nt][e] + acc_b[nt][e];
-    }
+    for (int i = 0; i < N; ++i) s += acc_a[i] + acc_b[i];
     s = warp_sum(s);
     if (lane == 0) part[warp][0] = s;
     __syncthreads();
@@ -415,13 +414,10 @@ __device__ __forceinline__ void whole_chunk_partial(const float (*acc_a)[4],
     const float m = sum * inv_count;
     float q = 0.0f;
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const float da = acc_a[nt][e] - m, db = acc_b[nt][e] - m;
-            q = fmaf(da, da, q);
-            q = fmaf(db, db, q);
-        }
+    for (int i = 0; i < N; ++i) {
+        const float da = acc_a[i] - m, db = acc_b[i] - m;
+        q = fmaf(da, da, q);
+        q = fmaf(db, db, q);
     }
     q = warp_sum(q);
     if (lane == 0) part[warp][1] = q;
@@ -437,18 +433,20 @@ __device__ __forceinline__ void whole_chunk_partial(const float (*acc_a)[4],
 
 // The tile's GroupNorm statistics from its chunks' partials (partial[2j], partial[2j+1]: chunk
 // j's sum and M2), combined in f64 in chunk order: stat[0] = mean, stat[1] = 1/sqrt(var + eps).
-// ff_apply and ff_refine_apply both run it, so both paths normalise with the same numbers.
+// ff_apply and ff_refine_apply both run it, so both paths normalise with the same numbers. CH:
+// the pixels of a chunk (the wgmma refine's chunks are WG_PIX long).
+template <int CH = CHUNK>
 __device__ __forceinline__ void tile_stats(const double* partial, int chunks, int C, int P, float* stat) {
     double n_all = 0.0, sum_all = 0.0;
     for (int j = 0; j < chunks; ++j) {
-        n_all += 2.0 * C * (min((j + 1) * CHUNK, P) - j * CHUNK);
+        n_all += 2.0 * C * (min((j + 1) * CH, P) - j * CH);
         sum_all += partial[2 * j];
     }
     const double mean = sum_all / n_all;
     // n d^2 with d = sum/n - mean is (sum - n mean)^2 / n: one reciprocal for the full chunks'
     // count and one for the last chunk's (f64 divisions are long dependent sequences, and one
     // thread runs this while its CTA waits).
-    const double n_full = 2.0 * C * CHUNK, n_last = 2.0 * C * (P - (chunks - 1) * CHUNK);
+    const double n_full = 2.0 * C * CH, n_last = 2.0 * C * (P - (chunks - 1) * CH);
     const double r_full = 1.0 / n_full, r_last = 1.0 / n_last;
     double m2 = 0.0;
     for (int j = 0; j < chunks; ++j) {

@@ -64,14 +64,15 @@ __device__ __forceinline__ void stage_norm_film(const Level& l, const float* fk,
     }
 }
 
-// Threads 0 .. CHUNK-1: FusionGate's alpha at the chunk's pixels [p0, p1) of tile *tile_id (past
+// Threads 0 .. N-1: FusionGate's alpha at the chunk's N pixels [p0, p1) of tile *tile_id (past
 // p1: the last pixel's) and their offsets in a [H, W] plane, into shared memory.
+template <int N = CHUNK>
 __device__ __forceinline__ void chunk_pixels(const Level& l, const int* tile_id,
                                              const S* __restrict__ boundary,
                                              const S* __restrict__ uncertainty, int b, int H,
                                              int W, int t, int gw, int p0, int p1,
                                              float* pixel_alpha, int* pixel_offset) {
-    if (threadIdx.x >= CHUNK) return;
+    if (threadIdx.x >= N) return;
     const int id = *tile_id, p = min(p0 + (int)threadIdx.x, p1 - 1);
     const int py = div_small(p, t, 1.0f / (float)t);
     const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
@@ -151,6 +152,7 @@ __device__ __forceinline__ void exchange_push(const Exchange& x, int chunks, con
 }
 
 // Thread 0: waits until every chunk's pair has arrived, then the tile's statistics into `stat`.
+template <int CH = CHUNK>
 __device__ __forceinline__ void exchange_stats(const Exchange& x, double* partial, int chunks,
                                                int C, int P, float* stat) {
     const unsigned bar = (unsigned)__cvta_generic_to_shared(x.bar);
@@ -165,7 +167,7 @@ __device__ __forceinline__ void exchange_stats(const Exchange& x, double* partia
     }
 #pragma unroll
     for (int j = 0; j < 2 * MAX_CLUSTER; ++j) partial[j] = x.recv[min(j, 2 * chunks - 1)];
-    tile_stats(partial, chunks, C, P, stat);
+    tile_stats<CH>(partial, chunks, C, P, stat);
 }
 
 // Two adjacent elements of storage type from f32, rounded once each; dst aligned to the pair.

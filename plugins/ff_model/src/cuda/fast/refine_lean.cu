@@ -215,7 +215,8 @@ __device__ __forceinline__ void refine_apply_lean(
         }
         // Its block barrier is also the last read of the operand by any warp: "b" may overwrite it.
         if (WHOLE) {
-            whole_chunk_partial(acc_a, acc, part, published, 1.0f / (float)(2 * C * CHUNK));
+            whole_chunk_partial<NT * 4>(&acc_a[0][0], &acc[0][0], part, published,
+                                        1.0f / (float)(2 * C * CHUNK));
         } else {
             chunk_partial(cnt, cmean, cm2, part, published);
         }

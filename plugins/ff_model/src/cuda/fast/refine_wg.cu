@@ -1,0 +1,292 @@
+// cuda/fast/refine_wg.cu: ff_refine_wg_c128_t16 / _t8, the refine block on warpgroup MMAs
+// (wgmma, sm_90a) for fp16 levels of 128 channels. One part of the fast path's program
+// (prelude.cu lists the parts).
+// ---------------------------------------------------------------------------------------------
+// The refine of ff_refine_apply_lean's shape copies (same arguments, same formulas, the GEMM's
+// operands split the same way: the fp16 weights, the depthwise output as hi + lo), cut
+// differently: a CTA takes WG_PIX = 64 pixels (four rows of a 16-pixel tile, the tile's four CTAs
+// one cluster; or a whole 8-pixel tile, no peer) instead of 32, two CTAs a SM, and
+//   1. each thread builds one channel's depthwise output for half the chunk's rows straight from
+//      its registers (its rows loaded once, modulated in place; no staging through shared
+//      memory), rounds it to hi + lo two pixels at a time, and keeps the raw centre rows in
+//      shared memory (`base`) for the residual;
+//   2. the GEMM (M = 2C = 256 rows, N = 64 pixels, K = 128, hi and lo) is 32 wgmma m64n64k16 a
+//      warpgroup, the operand from shared memory, the weights from registers: each warp's
+//      m16n8k16 A fragments (Level::pw, the fragment order the mma.sync kernels read), one k
+//      step ahead; warpgroup w holds rows 64w.. ("a") and C + 64w.. ("b"), so a*relu(b) pairs
+//      values one thread holds, as in the mma.sync kernels;
+//   3. the chunk's GroupNorm partial (two passes: the exact sum, then the squares about the
+//      chunk's mean), pushed to the cluster's CTAs (Exchange; an 8-pixel tile is one CTA and
+//      takes its own), and the finish straight from the accumulators (no stash), each thread
+//      storing pixel pairs.
+// The operand in shared memory is K-major without swizzle: 8x8 core matrices of 16-bit elements
+// (128 contiguous bytes), k-adjacent ones WG_LBO = 144 bytes apart (so that a warp's stores of one
+// pixel for 32 consecutive channels, four core matrices, fall in distinct banks), 8-pixel groups
+// WG_SBO apart.
+// Measured against the lean copies (H200, in process, the refine blocks alone at B=8; twenty-
+// eighth session, benches/results/device_scripts_2026-11-28_s28.sh): the weights in shared
+// memory by one bulk copy (98 KiB a CTA) 89.3 us, with the operand's stores conflict-free and
+// paired conversions 82.3, the weights from registers (36 KiB a CTA) 67.9, against 80.2; 32-pixel
+// CTAs, three a SM: 82.5 (the profile's 18.9 against 19.5).
+#if DTYPE == 1 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_PIX 64
+#define WG_C 128
+#define WG_LBO 144
+#define WG_SBO (WG_C / 8 * WG_LBO)
+// The operand's hi or lo part, bytes.
+#define WG_B_BYTES (WG_PIX / 8 * WG_SBO)
+// The raw centre rows [C][WG_BASE_STRIDE] f32: the finish's float2 reads of a half-warp (four
+// channels, four pixel pairs) fall in distinct banks.
+#define WG_BASE_STRIDE (WG_PIX + 8)
+// Dynamic shared memory (bytes): the operand's hi and lo parts, then the centre rows.
+#define WG_SMEM (2 * WG_B_BYTES + 4 * WG_C * WG_BASE_STRIDE)
+
+// The element offset of the operand's (pixel n, channel k).
+__device__ __forceinline__ int wg_b_at(int n, int k) {
+    return (n >> 3) * (WG_SBO / 2) + (k >> 3) * (WG_LBO / 2) + ((n & 7) << 3) + (k & 7);
+}
+
+// The wgmma descriptor of the operand block at shared address `addr`.
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
+    return (unsigned long long)((addr >> 4) & 0x3FFFu) |
+           ((unsigned long long)(WG_LBO >> 4) << 16) | ((unsigned long long)(WG_SBO >> 4) << 32);
+}
+
+// hi = v rounded to fp16 and lo = the rounded remainder, for two values at once (cvt.rn.f16x2:
+// one ALU instruction where two single conversions take the conversion unit).
+__device__ __forceinline__ void split_pair(float v0, float v1, unsigned short (&hi)[2],
+                                           unsigned short (&lo)[2]) {
+    unsigned h, l;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(v1), "f"(v0));
+    hi[0] = (unsigned short)(h & 0xFFFFu);
+    hi[1] = (unsigned short)(h >> 16);
+    const float r0 = v0 - to_f32(hi[0]), r1 = v1 - to_f32(hi[1]);
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(l) : "f"(r1), "f"(r0));
+    lo[0] = (unsigned short)(l & 0xFFFFu);
+    lo[1] = (unsigned short)(l >> 16);
+}
+
+// d (m64n64, f32) += a (64x16: each warp's 16 rows in registers, the m16n8k16 A fragment) * b
+// (16x64 from shared memory, descriptor `b`).
+__device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b));
+}
+
+template <int TT>
+__device__ __forceinline__ void refine_apply_wg(
+    const float* __restrict__ packed, const float* __restrict__ film,
+    const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
+    const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
+    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int H, int W, int gw,
+    int K) {
+    constexpr int C = WG_C, T = TT, P = T * T, CHUNKS = P / WG_PIX;
+    constexpr int RH = WG_PIX / T / 2;  // output rows a thread builds
+    static_assert(THREADS == 2 * C && P % WG_PIX == 0 && RH >= 1, "refine_wg's shape");
+    extern __shared__ __align__(128) unsigned short wg_smem[];
+    unsigned short* bhi = wg_smem;
+    unsigned short* blo = bhi + WG_B_BYTES / 2;
+    float* base = reinterpret_cast<float*>(blo + WG_B_BYTES / 2);
+    __shared__ float part[WARPS][3];
+    __shared__ float published[2];
+    __shared__ __align__(8) float recv[2 * MAX_CLUSTER];
+    __shared__ unsigned long long recv_bar;
+    __shared__ double partial[2 * MAX_CLUSTER];
+    __shared__ float stat[2];
+    __shared__ __align__(16) float pixel_alpha[WG_PIX];
+    __shared__ int pixel_offset[WG_PIX];
+    __shared__ float norm_w[2 * C], norm_b[2 * C], gamma_beta[2 * C];
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z;
+    const int p0 = chunk * WG_PIX;
+    const Level l = level_at(weights, C);
+    const long long tk = (long long)b * K + k;
+    const float* fk = film + tk * 2 * C;
+    const float* tile = packed + tk * C * P;
+    stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);
+    const Exchange x{recv, &recv_bar};
+    if (CHUNKS > 1) exchange_begin(x, CHUNKS);
+
+    // The operand: thread (c, h) builds channel c's depthwise output at the chunk's rows
+    // y0 .. y0 + RH - 1 from its rows y0 - 1 .. y0 + RH (clamped loads, zero outside the tile).
+    {
+        const int c = threadIdx.x & (C - 1), h = threadIdx.x / C;
+        const int y0 = p0 / T + h * RH;
+        const float* src = tile + (long long)c * P;
+        float4 v[RH + 2][T / 4];
+#pragma unroll
+        for (int r = 0; r < RH + 2; ++r) {
+            const int row = min(max(y0 - 1 + r, 0), T - 1);
+#pragma unroll
+            for (int j = 0; j < T / 4; ++j)
+                v[r][j] = *reinterpret_cast<const float4*>(src + row * T + 4 * j);
+        }
+        const float gm = 1.0f + fk[c], bt = fk[C + c];
+        float wv[9];
+#pragma unroll
+        for (int j = 0; j < 9; ++j) wv[j] = l.dw_w[c * 9 + j];
+        const float dwb = l.dw_b[c];
+        float m[RH + 2][T];
+#pragma unroll
+        for (int r = 0; r < RH + 2; ++r) {
+            const bool inside = (unsigned)(y0 - 1 + r) < (unsigned)T;
+#pragma unroll
+            for (int j = 0; j < T / 4; ++j) {
+                if (r >= 1 && r <= RH) {
+                    // A centre row: the residual's base values, raw.
+                    *reinterpret_cast<float4*>(base + c * WG_BASE_STRIDE + (h * RH + r - 1) * T +
+                                               4 * j) = v[r][j];
+                }
+                m[r][4 * j] = inside ? gm * v[r][j].x + bt : 0.0f;
+                m[r][4 * j + 1] = inside ? gm * v[r][j].y + bt : 0.0f;
+                m[r][4 * j + 2] = inside ? gm * v[r][j].z + bt : 0.0f;
+                m[r][4 * j + 3] = inside ? gm * v[r][j].w + bt : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int y = 0; y < RH; ++y) {
+#pragma unroll
+            for (int x2 = 0; x2 < T; x2 += 2) {
+                float out[2];
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    // depthwise_rows' products in its order.
+                    const int xx = x2 + e;
+                    float acc = dwb;
+                    if (xx > 0) acc += wv[0] * m[y][xx - 1];
+                    acc += wv[1] * m[y][xx];
+                    if (xx + 1 < T) acc += wv[2] * m[y][xx + 1];
+                    if (xx > 0) acc += wv[3] * m[y + 1][xx - 1];
+                    acc += wv[4] * m[y + 1][xx];
+                    if (xx + 1 < T) acc += wv[5] * m[y + 1][xx + 1];
+                    if (xx > 0) acc += wv[6] * m[y + 2][xx - 1];
+                    acc += wv[7] * m[y + 2][xx];
+                    if (xx + 1 < T) acc += wv[8] * m[y + 2][xx + 1];
+                    out[e] = acc;
+                }
+                unsigned short hi[2], lo[2];
+                split_pair(out[0], out[1], hi, lo);
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int at = wg_b_at((h * RH + y) * T + x2 + e, c);
+                    bhi[at] = hi[e];
+                    blo[at] = lo[e];
+                }
+            }
+        }
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
+    // The warp's weight fragments (fragment order: row tile, k step, lane): its "a" row tile
+    // 4 * warpgroup + warp % 4 and the "b" one C/16 further, two k steps in registers, the first
+    // loaded before the barrier.
+    const uint4* frag = reinterpret_cast<const uint4*>(l.pw);
+    const int fa0 = ((4 * (warp >> 2) + (warp & 3)) * (C / 16)) * 32 + lane;
+    const int fb0 = fa0 + (C / 16) * (C / 16) * 32;
+    uint4 fa[2], fb[2];
+    fa[0] = frag[fa0], fb[0] = frag[fb0];
+    // The operand's generic-proxy stores, visible to the wgmma (async proxy) after the barrier.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+
+    const int ra = 64 * (warp >> 2) + 16 * (warp & 3) + (lane >> 2);  // rows ra and ra + 8
+    float acc_a[WG_PIX / 2], acc_b[WG_PIX / 2];
+    {
+        const float a0 = l.pw_b[ra], a1 = l.pw_b[ra + 8], b0 = l.pw_b[C + ra],
+                    b1 = l.pw_b[C + ra + 8];
+#pragma unroll
+        for (int j = 0; j < WG_PIX / 8; ++j) {
+            acc_a[4 * j] = acc_a[4 * j + 1] = a0;
+            acc_a[4 * j + 2] = acc_a[4 * j + 3] = a1;
+            acc_b[4 * j] = acc_b[4 * j + 1] = b0;
+            acc_b[4 * j + 2] = acc_b[4 * j + 3] = b1;
+        }
+        const unsigned hs = (unsigned)__cvta_generic_to_shared(bhi);
+        const unsigned ls = (unsigned)__cvta_generic_to_shared(blo);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int ks = 0; ks < C / 16; ++ks) {
+            // Per k step the lo product, then the hi one (the mma.sync kernels' order).
+            const unsigned step = 2 * ks * WG_LBO;
+            const unsigned long long dl = wg_desc(ls + step), dh = wg_desc(hs + step);
+            wg_mma(acc_a, fa[ks % 2], dl);
+            wg_mma(acc_a, fa[ks % 2], dh);
+            wg_mma(acc_b, fb[ks % 2], dl);
+            wg_mma(acc_b, fb[ks % 2], dh);
+            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+            if (ks + 1 < C / 16) {
+                // Step ks - 1's group is done: its fragments' registers take step ks + 1's.
+                asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+                fa[(ks + 1) % 2] = frag[fa0 + 32 * (ks + 1)];
+                fb[(ks + 1) % 2] = frag[fb0 + 32 * (ks + 1)];
+            }
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    }
+
+    // The chunk's GroupNorm partial: its exact sum, then the squares about its mean.
+    whole_chunk_partial<WG_PIX / 2>(acc_a, acc_b, part, published,
+                                    1.0f / (float)(2 * C * WG_PIX));
+    if (CHUNKS > 1) exchange_push(x, CHUNKS, published);
+    // While the peers finish: the gate and map offset of each pixel.
+    chunk_pixels<WG_PIX>(l, ids + tk, boundary, uncertainty, b, H, W, T, gw, p0, p0 + WG_PIX,
+                         pixel_alpha, pixel_offset);
+    if (threadIdx.x == 0) {
+        if (CHUNKS > 1) {
+            exchange_stats<WG_PIX>(x, partial, CHUNKS, C, P, stat);
+        } else {
+            partial[0] = published[0];
+            partial[1] = published[1];
+            tile_stats<WG_PIX>(partial, 1, C, P, stat);
+        }
+    }
+    __syncthreads();
+    if (l0map && !keeps_l0(cover, b, ids[tk], H, T, gw)) l0map = nullptr;
+
+    const float mean = stat[0], inv = stat[1];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int c = ra + 8 * half;
+        const float sa = inv * norm_w[c], oa = norm_b[c] - mean * sa;
+        const float sb = inv * norm_w[C + c], ob = norm_b[C + c] - mean * sb;
+        const float g1 = 1.0f + gamma_beta[c], beta = gamma_beta[C + c];
+        const long long plane = ((long long)b * C + c) * H * W;
+#pragma unroll
+        for (int j = 0; j < WG_PIX / 8; ++j) {
+            const int n = 8 * j + 2 * q;
+            const float2 xv = *reinterpret_cast<const float2*>(base + c * WG_BASE_STRIDE + n);
+            const float xs[2] = {xv.x, xv.y};
+            float o[2], d[2];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const float an = fmaf(acc_a[4 * j + 2 * half + e], sa, oa);
+                const float bn = fmaf(acc_b[4 * j + 2 * half + e], sb, ob);
+                const float refined = fmaf(an, fmaxf(bn, 0.0f), fmaf(g1, xs[e], beta));
+                o[e] = fmaf(pixel_alpha[n + e], refined - xs[e], xs[e]);
+                d[e] = o[e] - xs[e];
+            }
+            // n is even and T too: the pair lies in one row of the tile, at an even offset.
+            const long long at = plane + pixel_offset[n];
+            store_pair(heavy + at, o[0], o[1]);
+            if (l0map) *reinterpret_cast<float2*>(l0map + at) = make_float2(o[0], o[1]);
+            if (detail) store_pair(detail + at, d[0], d[1]);
+        }
+    }
+}
+
+// Two CTAs a SM: at most 128 registers (the 64 accumulators and two k steps of fragments).
+#define WG_ENTRY(NAME, TT)                                                                        \
+    extern "C" __global__ void __launch_bounds__(THREADS, 2) NAME(                                \
+        const float* __restrict__ packed, const float* __restrict__ film,                         \
+        const float* __restrict__ weights, const int* __restrict__ ids,                           \
+        const S* __restrict__ boundary, const S* __restrict__ uncertainty, S* __restrict__ heavy, \
+        S* __restrict__ detail, float* __restrict__ l0map, const unsigned char* __restrict__ cover,\
+        int C, int H, int W, int t, int gw, int K) {                                              \
+        refine_apply_wg<TT>(packed, film, weights, ids, boundary, uncertainty, heavy, detail,    \
+                            l0map, cover, H, W, gw, K);                                           \
+    }
+WG_ENTRY(ff_refine_wg_c128_t16, 16)
+WG_ENTRY(ff_refine_wg_c128_t8, 8)
+#endif
