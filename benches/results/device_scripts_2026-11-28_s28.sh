@@ -7,7 +7,9 @@
 # weights in shared memory by one bulk copy (98 KiB a CTA); wg2 wg1 with the operand's stores
 # conflict-free and its pairs converted at once; wg3 the weights from registers (36 KiB a CTA);
 # wg4 wg3 at 32 pixels a CTA, three a SM; wg5 wg3 with the residual's base values from shared
-# memory and no exchange for one-CTA tiles (the landed kernel). Call 6's acceptance run uses
+# memory and no exchange for one-CTA tiles (landed as 76c818a; rebuilt from it as ff_head for
+# call 8); wg6 wg5 with the operand built by column quads on consecutive lanes (landed after
+# call 8; .device/ab holds both as plugin builds for call 8's apex-host A/B). Call 6's acceptance run uses
 # .device/host/release (apex-host and the plugin built from the landed code) and
 # .device/bin/ff_model_export. Logs: ff_model_*_s28_call*.
 source benches/results/device_lib.sh
@@ -134,5 +136,25 @@ call7() {  # every fast fp16 shape, lean against wg in process (the landed build
     $B/ff_wg5 --bench-only --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,no split' --refine lean,wg > /tmp/o.log 2>&1
     grep -E '^(profile|tiles|256x256|B=|K=|no split)' /tmp/o.log | awk -v r=$r '{print "r" r, $0}' | tee -a $OUT/shapes.txt
   done
+}
+call8() {  # ff_head (main 76c818a: the landed wg, its partial through whole_chunk_partial) and
+  # ff_wg6 (its operand built by column quads on consecutive lanes: whole-segment loads, the
+  # quad's edge columns by shuffles): checks, in-process A/B, then apex-host A/B (.device/ab)
+  step check_head_wg 240 $B/ff_head --only "$SHAPES" --refine wg --precision fp16
+  echo "head wg: ok $(grep -cE '^ok' $OUT/check_head_wg.log) FAIL $(grep -cE '^FAIL' $OUT/check_head_wg.log)"
+  check_auto head 300 $B/ff_head "$SHAPES"
+  step check_wg6 240 $B/ff_wg6 --only "$SHAPES" --refine wg --precision fp16
+  echo "wg6: ok $(grep -cE '^ok' $OUT/check_wg6.log) FAIL $(grep -cE '^FAIL' $OUT/check_wg6.log)"; grep -E '^FAIL' -A3 $OUT/check_wg6.log | head -8
+  for r in 1 2; do
+    for v in ff_head ff_wg6; do
+      $B/$v --bench-only --only 'profile,B=8' --refine lean,wg --stage refines > /tmp/o.log 2>&1
+      echo "stage $v r$r: $(grep -E '^(profile|B=8) ' /tmp/o.log | awk '{print $1, $2, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+      $B/$v --bench-only --only 'profile,B=8,tiles 32/16' --refine wg > /tmp/o.log 2>&1
+      echo "frame $v r$r: $(grep -E '^(profile|B=8|tiles) ' /tmp/o.log | awk '{print $1, $2, $(NF-5)}' | tr '\n' ';')" | tee -a $OUT/sweep.txt
+    done
+  done
+  for r in 1 2; do host_ab head_r$r head; host_ab wg6_r$r wg6; done
+  ab_table
+  cat $OUT/table.txt
 }
 "$@"

@@ -6,10 +6,12 @@
 // operands split the same way: the fp16 weights, the depthwise output as hi + lo), cut
 // differently: a CTA takes WG_PIX = 64 pixels (four rows of a 16-pixel tile, the tile's four CTAs
 // one cluster; or a whole 8-pixel tile, no peer) instead of 32, two CTAs a SM, and
-//   1. each thread builds one channel's depthwise output for half the chunk's rows straight from
-//      its registers (its rows loaded once, modulated in place; no staging through shared
-//      memory), rounds it to hi + lo two pixels at a time, and keeps the raw centre rows in
-//      shared memory (`base`) for the residual;
+//   1. the operand is built in units of one channel's column quad (four pixels) over the chunk's
+//      rows, a channel's quads on consecutive lanes: each unit loads its quad of the rows once
+//      (a warp's loads of a row read whole segments), modulates it in registers, takes the
+//      columns beside the quad from its neighbour lanes (shuffles), runs the depthwise, rounds
+//      it to hi + lo two pixels at a time, and keeps the raw centre rows in shared memory
+//      (`base`) for the residual; nothing is staged through shared memory;
 //   2. the GEMM (M = 2C = 256 rows, N = 64 pixels, K = 128, hi and lo) is 32 wgmma m64n64k16 a
 //      warpgroup, the operand from shared memory, the weights from registers: each warp's
 //      m16n8k16 A fragments (Level::pw, the fragment order the mma.sync kernels read), one k
@@ -20,14 +22,17 @@
 //      takes its own), and the finish straight from the accumulators (no stash), each thread
 //      storing pixel pairs.
 // The operand in shared memory is K-major without swizzle: 8x8 core matrices of 16-bit elements
-// (128 contiguous bytes), k-adjacent ones WG_LBO = 144 bytes apart (so that a warp's stores of one
-// pixel for 32 consecutive channels, four core matrices, fall in distinct banks), 8-pixel groups
-// WG_SBO apart.
+// (128 contiguous bytes), k-adjacent ones WG_LBO = 144 bytes apart (with a thread a channel, a
+// warp's stores of one pixel for 32 channels then fell in distinct banks; with the quads, a
+// store of eight channels at four pixels is two-way conflicted), 8-pixel groups WG_SBO apart.
 // Measured against the lean copies (H200, in process, the refine blocks alone at B=8; twenty-
 // eighth session, benches/results/device_scripts_2026-11-28_s28.sh): the weights in shared
 // memory by one bulk copy (98 KiB a CTA) 89.3 us, with the operand's stores conflict-free and
 // paired conversions 82.3, the weights from registers (36 KiB a CTA) 67.9, against 80.2; 32-pixel
-// CTAs, three a SM: 82.5 (the profile's 18.9 against 19.5).
+// CTAs, three a SM: 82.5 (the profile's 18.9 against 19.5); the base values from shared memory
+// and no exchange for one-CTA tiles 68.4; a thread a channel's half-chunk (each lane reading its
+// own channel's plane: 15 of 32 bytes a sector used) against today's quads: 68.4 -> 60.6 (the
+// profile 18.8 -> 17.1; apex-host: the profile 51.08 -> 49.36, B=8 133.0 -> 124.8, call 8).
 #if DTYPE == 1 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define WG_PIX 64
 #define WG_C 128
@@ -85,8 +90,7 @@ __device__ __forceinline__ void refine_apply_wg(
     float* __restrict__ l0map, const unsigned char* __restrict__ cover, int H, int W, int gw,
     int K) {
     constexpr int C = WG_C, T = TT, P = T * T, CHUNKS = P / WG_PIX;
-    constexpr int RH = WG_PIX / T / 2;  // output rows a thread builds
-    static_assert(THREADS == 2 * C && P % WG_PIX == 0 && RH >= 1, "refine_wg's shape");
+    static_assert(THREADS == 2 * C && P % WG_PIX == 0 && T % 4 == 0, "refine_wg's shape");
     extern __shared__ __align__(128) unsigned short wg_smem[];
     unsigned short* bhi = wg_smem;
     unsigned short* blo = bhi + WG_B_BYTES / 2;
@@ -110,70 +114,74 @@ __device__ __forceinline__ void refine_apply_wg(
     const Exchange x{recv, &recv_bar};
     if (CHUNKS > 1) exchange_begin(x, CHUNKS);
 
-    // The operand: thread (c, h) builds channel c's depthwise output at the chunk's rows
-    // y0 .. y0 + RH - 1 from its rows y0 - 1 .. y0 + RH (clamped loads, zero outside the tile).
+    // The operand: a unit is one channel's column quad (four pixels) over the chunk's ROWS rows,
+    // QR = T/4 units a channel on consecutive lanes, so that a warp's loads of a row read whole
+    // 64-byte (t = 16) or 32-byte (t = 8) segments; a unit loads its quad of the rows y0 - 1 ..
+    // y0 + ROWS (clamped, zero outside the tile) and takes the columns beside its quad from the
+    // neighbouring lanes (shuffles).
     {
-        const int c = threadIdx.x & (C - 1), h = threadIdx.x / C;
-        const int y0 = p0 / T + h * RH;
-        const float* src = tile + (long long)c * P;
-        float4 v[RH + 2][T / 4];
+        constexpr int QR = T / 4, ROWS = WG_PIX / T, UNITS = C * QR / THREADS;
+        static_assert(UNITS >= 1 && C * QR % THREADS == 0, "refine_wg's units");
+        const int y0 = p0 / T;
+#pragma unroll 1
+        for (int u = 0; u < UNITS; ++u) {
+            const int g = threadIdx.x + u * THREADS, j = g % QR, c = g / QR;
+            const float* src = tile + (long long)c * P + 4 * j;
+            float4 v[ROWS + 2];
 #pragma unroll
-        for (int r = 0; r < RH + 2; ++r) {
-            const int row = min(max(y0 - 1 + r, 0), T - 1);
+            for (int r = 0; r < ROWS + 2; ++r)
+                v[r] = *reinterpret_cast<const float4*>(src + min(max(y0 - 1 + r, 0), T - 1) * T);
+            const float gm = 1.0f + fk[c], bt = fk[C + c];
+            float wv[9];
 #pragma unroll
-            for (int j = 0; j < T / 4; ++j)
-                v[r][j] = *reinterpret_cast<const float4*>(src + row * T + 4 * j);
-        }
-        const float gm = 1.0f + fk[c], bt = fk[C + c];
-        float wv[9];
+            for (int k9 = 0; k9 < 9; ++k9) wv[k9] = l.dw_w[c * 9 + k9];
+            const float dwb = l.dw_b[c];
+            // m[r][0 .. 5]: the modulated row r at columns 4j - 1 .. 4j + 4.
+            float m[ROWS + 2][6];
 #pragma unroll
-        for (int j = 0; j < 9; ++j) wv[j] = l.dw_w[c * 9 + j];
-        const float dwb = l.dw_b[c];
-        float m[RH + 2][T];
-#pragma unroll
-        for (int r = 0; r < RH + 2; ++r) {
-            const bool inside = (unsigned)(y0 - 1 + r) < (unsigned)T;
-#pragma unroll
-            for (int j = 0; j < T / 4; ++j) {
-                if (r >= 1 && r <= RH) {
+            for (int r = 0; r < ROWS + 2; ++r) {
+                const bool inside = (unsigned)(y0 - 1 + r) < (unsigned)T;
+                if (r >= 1 && r <= ROWS) {
                     // A centre row: the residual's base values, raw.
-                    *reinterpret_cast<float4*>(base + c * WG_BASE_STRIDE + (h * RH + r - 1) * T +
-                                               4 * j) = v[r][j];
+                    *reinterpret_cast<float4*>(base + c * WG_BASE_STRIDE + (r - 1) * T + 4 * j) =
+                        v[r];
                 }
-                m[r][4 * j] = inside ? gm * v[r][j].x + bt : 0.0f;
-                m[r][4 * j + 1] = inside ? gm * v[r][j].y + bt : 0.0f;
-                m[r][4 * j + 2] = inside ? gm * v[r][j].z + bt : 0.0f;
-                m[r][4 * j + 3] = inside ? gm * v[r][j].w + bt : 0.0f;
+                m[r][1] = inside ? gm * v[r].x + bt : 0.0f;
+                m[r][2] = inside ? gm * v[r].y + bt : 0.0f;
+                m[r][3] = inside ? gm * v[r].z + bt : 0.0f;
+                m[r][4] = inside ? gm * v[r].w + bt : 0.0f;
+                m[r][0] = __shfl_up_sync(0xffffffffu, m[r][4], 1);
+                m[r][5] = __shfl_down_sync(0xffffffffu, m[r][1], 1);
             }
-        }
 #pragma unroll
-        for (int y = 0; y < RH; ++y) {
+            for (int y = 0; y < ROWS; ++y) {
 #pragma unroll
-            for (int x2 = 0; x2 < T; x2 += 2) {
-                float out[2];
+                for (int i2 = 0; i2 < 4; i2 += 2) {
+                    float out[2];
 #pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    // depthwise_rows' products in its order.
-                    const int xx = x2 + e;
-                    float acc = dwb;
-                    if (xx > 0) acc += wv[0] * m[y][xx - 1];
-                    acc += wv[1] * m[y][xx];
-                    if (xx + 1 < T) acc += wv[2] * m[y][xx + 1];
-                    if (xx > 0) acc += wv[3] * m[y + 1][xx - 1];
-                    acc += wv[4] * m[y + 1][xx];
-                    if (xx + 1 < T) acc += wv[5] * m[y + 1][xx + 1];
-                    if (xx > 0) acc += wv[6] * m[y + 2][xx - 1];
-                    acc += wv[7] * m[y + 2][xx];
-                    if (xx + 1 < T) acc += wv[8] * m[y + 2][xx + 1];
-                    out[e] = acc;
-                }
-                unsigned short hi[2], lo[2];
-                split_pair(out[0], out[1], hi, lo);
+                    for (int e = 0; e < 2; ++e) {
+                        // depthwise_rows' products in its order; x the tile column.
+                        const int i = i2 + e, x = 4 * j + i;
+                        float acc = dwb;
+                        if (x > 0) acc += wv[0] * m[y][i];
+                        acc += wv[1] * m[y][i + 1];
+                        if (x + 1 < T) acc += wv[2] * m[y][i + 2];
+                        if (x > 0) acc += wv[3] * m[y + 1][i];
+                        acc += wv[4] * m[y + 1][i + 1];
+                        if (x + 1 < T) acc += wv[5] * m[y + 1][i + 2];
+                        if (x > 0) acc += wv[6] * m[y + 2][i];
+                        acc += wv[7] * m[y + 2][i + 1];
+                        if (x + 1 < T) acc += wv[8] * m[y + 2][i + 2];
+                        out[e] = acc;
+                    }
+                    unsigned short hi[2], lo[2];
+                    split_pair(out[0], out[1], hi, lo);
 #pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const int at = wg_b_at((h * RH + y) * T + x2 + e, c);
-                    bhi[at] = hi[e];
-                    blo[at] = lo[e];
+                    for (int e = 0; e < 2; ++e) {
+                        const int at = wg_b_at(y * T + 4 * j + i2 + e, c);
+                        bhi[at] = hi[e];
+                        blo[at] = lo[e];
+                    }
                 }
             }
         }
