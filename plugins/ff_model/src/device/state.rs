@@ -205,6 +205,16 @@ impl DeviceState {
         let ptx = program::ptx(storage, session.arch())?;
         let module = session.ctx.load_module(ptx).map_err(cuda_error)?;
         let f = |name: &str| session.function(&module, name);
+        // The entry points of a list of shape copies (`program::LEAN_SHAPES`, `WG_SHAPES`) where
+        // the module has them, else none.
+        let copies = |compiled: bool, shapes: &[(usize, usize, &str)]| {
+            shapes
+                .iter()
+                .filter(|_| compiled)
+                .map(|(_, _, name)| f(name))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let cluster_kernels = handles.compute_capability_major >= 9;
         let fast = FastFunctions {
             base: f("ff_base")?,
             select: f("ff_select")?,
@@ -216,28 +226,16 @@ impl DeviceState {
             refine: f("ff_refine")?,
             apply: f("ff_apply")?,
             // The source compiles the cluster kernel only for sm_90 and later.
-            refine_apply: (handles.compute_capability_major >= 9)
-                .then(|| f("ff_refine_apply"))
-                .transpose()?,
-            refine_apply_lean: (handles.compute_capability_major >= 9)
+            refine_apply: cluster_kernels.then(|| f("ff_refine_apply")).transpose()?,
+            refine_apply_lean: cluster_kernels
                 .then(|| f("ff_refine_apply_lean"))
                 .transpose()?,
-            lean_shaped: if handles.compute_capability_major >= 9 {
-                program::LEAN_SHAPES
-                    .iter()
-                    .map(|(_, _, name)| f(name))
-                    .collect::<Result<_, _>>()?
-            } else {
-                Vec::new()
-            },
-            wg: if program::target(session.arch()) == "sm_90a" && storage == Storage::F16 {
-                program::WG_SHAPES
-                    .iter()
-                    .map(|(_, _, name)| f(name))
-                    .collect::<Result<_, _>>()?
-            } else {
-                Vec::new()
-            },
+            lean_shaped: copies(cluster_kernels, &program::LEAN_SHAPES)?,
+            // The wgmma refine: fp16, the module compiled for sm_90a.
+            wg: copies(
+                program::target(session.arch()) == "sm_90a" && storage == Storage::F16,
+                &program::WG_SHAPES,
+            )?,
         };
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);
