@@ -77,10 +77,12 @@ pub const WG_SHAPES: [(usize, usize, &str); 2] = [
 ];
 /// Pixels of a tile one wgmma refine CTA covers (`WG_PIX` in the source).
 pub const WG_PIX: usize = 64;
+/// Bytes between the wgmma operand's k-adjacent core matrices (`WG_LBO` in the source).
+pub const WG_LBO: usize = 144;
 /// Dynamic shared memory of a wgmma refine CTA (`WG_SMEM` in the source): the operand's hi and
-/// lo parts (16-bit core matrices 144 bytes apart along k), then the chunk's raw centre rows
-/// (f32, rows of `WG_PIX + 8`).
-pub const WG_SMEM: usize = 2 * (WG_PIX / 8) * (128 / 8) * 144 + 4 * 128 * (WG_PIX + 8);
+/// lo parts (16-bit core matrices, 8 pixels by 8 of the 128 channels), then the chunk's raw
+/// centre rows (f32, rows of `WG_PIX + 8`).
+pub const WG_SMEM: usize = 2 * (WG_PIX / 8) * (128 / 8) * WG_LBO + 4 * 128 * (WG_PIX + 8);
 // Two wgmma CTAs fit a SM's 228 KiB beside their static shared memory (under 4 KiB, ptxas) and
 // the 1 KiB the driver reserves a CTA.
 const _: () = assert!(2 * (WG_SMEM + 4 * 1024 + 1024) <= 228 * 1024);
@@ -150,6 +152,7 @@ mod tests {
             ("MAX_CLUSTER", MAX_CLUSTER),
             ("WARPS", WARPS),
             ("WG_PIX", WG_PIX),
+            ("WG_LBO", WG_LBO),
         ] {
             assert_eq!(define(name), value, "{name}");
         }

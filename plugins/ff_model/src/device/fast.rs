@@ -33,14 +33,6 @@ use crate::{
     },
 };
 
-/// The fused refine kernel a level launches (`LevelRefine::{Fused, Lean, Wg}`).
-#[derive(Clone, Copy)]
-enum Fused {
-    Apply,
-    Lean,
-    Wg,
-}
-
 fn config(grid: (usize, usize, usize), smem: usize) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid.0 as u32, grid.1 as u32, grid.2 as u32),
@@ -348,10 +340,26 @@ impl Level<'_> {
         if self.l.k == 0 {
             return Ok(());
         }
-        match &self.l.refine {
-            LevelRefine::Fused => self.fused(Fused::Apply),
-            LevelRefine::Lean => self.fused(Fused::Lean),
-            LevelRefine::Wg => self.fused(Fused::Wg),
+        let Self { fast, l, .. } = *self;
+        let c = self.dims.0 as usize;
+        match &l.refine {
+            LevelRefine::Fused => self.fused(
+                fast.refine_apply.as_ref(),
+                "ff_refine_apply",
+                l.refine_smem,
+                l.chunks,
+            ),
+            LevelRefine::Lean => {
+                let (function, name) = fast.lean(c, l.t).unzip();
+                let name = name.unwrap_or("ff_refine_apply_lean");
+                self.fused(function, name, l.lean_smem, l.chunks)
+            }
+            // Its chunks are WG_PIX pixels, not CHUNK.
+            LevelRefine::Wg => {
+                let (function, name) = fast.wg(c, l.t).unzip();
+                let name = name.unwrap_or("ff_refine_wg");
+                self.fused(function, name, WG_SMEM, l.t * l.t / WG_PIX)
+            }
             LevelRefine::Split { pre, stats } => self.split(pre, stats),
         }
     }
@@ -379,29 +387,19 @@ impl Level<'_> {
             .ptr_at(&set.heavy, b0 * map * bytes);
     }
 
-    /// `ff_refine_apply` (or `ff_refine_apply_lean`, or the wgmma refine: same arguments): grid
-    /// (chunks, K, B) in clusters of the tile's chunks.
-    fn fused(&self, kernel: Fused) -> Result<(), PluginError> {
-        let Self { fast, l, .. } = *self;
+    /// A fused refine kernel `name` (`ff_refine_apply`, `ff_refine_apply_lean` or the wgmma
+    /// refine: same arguments) with `smem` bytes of dynamic shared memory: grid (chunks, K, B) in
+    /// clusters of the tile's `chunks`.
+    fn fused(
+        &self,
+        function: Option<&CudaFunction>,
+        name: &str,
+        smem: usize,
+        chunks: usize,
+    ) -> Result<(), PluginError> {
+        let l = self.l;
         let (c, h, w) = self.dims;
         let (b0, b) = (self.frames.b0, self.frames.n);
-        let mut chunks = l.chunks;
-        let (function, name, smem) = match kernel {
-            Fused::Lean => {
-                let (function, name) = fast.lean(c as usize, l.t).unzip();
-                (
-                    function,
-                    name.unwrap_or("ff_refine_apply_lean"),
-                    l.lean_smem,
-                )
-            }
-            Fused::Apply => (fast.refine_apply.as_ref(), "ff_refine_apply", l.refine_smem),
-            Fused::Wg => {
-                chunks = l.t * l.t / WG_PIX;
-                let (function, name) = fast.wg(c as usize, l.t).unzip();
-                (function, name.unwrap_or("ff_refine_wg"), WG_SMEM)
-            }
-        };
         let refine_apply = function.ok_or_else(|| {
             PluginError::cuda(format!(
                 "a fused refine level without {name} (a plugin bug)"

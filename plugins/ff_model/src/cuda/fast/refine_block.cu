@@ -146,6 +146,26 @@ __device__ __forceinline__ void store_operand(S* bs, int bstride, int n, int c, 
     bs[CHUNK * bstride + n * bstride + c] = operand_hi(v - to_f32(hi));
 }
 
+// The depthwise 3x3 at one pixel from its window (the rows above, at and below it; each its left,
+// centre and right value), the bias first, then the taps row by row; `left` / `right`: whether
+// the pixel has a left / right neighbour in the tile (the taps beside it are skipped, not
+// multiplied by the zero padding).
+__device__ __forceinline__ float depthwise_px(const float* wv, float dwb, float l0, float c0,
+                                              float r0, float l1, float c1, float r1, float l2,
+                                              float c2, float r2, bool left, bool right) {
+    float acc = dwb;
+    if (left) acc += wv[0] * l0;
+    acc += wv[1] * c0;
+    if (right) acc += wv[2] * r0;
+    if (left) acc += wv[3] * l1;
+    acc += wv[4] * c1;
+    if (right) acc += wv[5] * r1;
+    if (left) acc += wv[6] * l2;
+    acc += wv[7] * c2;
+    if (right) acc += wv[8] * r2;
+    return acc;
+}
+
 // refine_operand's depthwise 3x3 over `rows` whole rows of a T-pixel tile, one channel: `m` the
 // channel's staged rows (T f32 each, zero outside the tile), the first output row at m's row
 // `r0` (the row of the chunk's pixel n0). Each row is a window sliding along it, three new values a
@@ -167,16 +187,8 @@ __device__ __forceinline__ void depthwise_rows(const float* m, const float* wv, 
             const float r0v = x + 1 < T ? above[x + 1] : 0.0f;
             const float r1v = x + 1 < T ? row[x + 1] : 0.0f;
             const float r2v = x + 1 < T ? below[x + 1] : 0.0f;
-            float acc = dwb;
-            if (x > 0) acc += wv[0] * l0;
-            acc += wv[1] * c0;
-            if (x + 1 < T) acc += wv[2] * r0v;
-            if (x > 0) acc += wv[3] * l1;
-            acc += wv[4] * c1;
-            if (x + 1 < T) acc += wv[5] * r1v;
-            if (x > 0) acc += wv[6] * l2;
-            acc += wv[7] * c2;
-            if (x + 1 < T) acc += wv[8] * r2v;
+            const float acc =
+                depthwise_px(wv, dwb, l0, c0, r0v, l1, c1, r1v, l2, c2, r2v, x > 0, x + 1 < T);
             store_operand(bs, bstride, n0 + y * T + x, c, acc);
             l0 = c0, l1 = c1, l2 = c2;
             c0 = r0v, c1 = r1v, c2 = r2v;
@@ -456,6 +468,35 @@ __device__ __forceinline__ void tile_stats(const double* partial, int chunks, in
     }
     stat[0] = (float)mean;
     stat[1] = (float)(1.0 / sqrt(m2 / n_all + NORM_EPS));
+}
+
+// GroupNorm's affine of channel c's pre-norm pair (weights and biases gw*, gb*) folded with the
+// tile's statistics, (v - mean) * inv * w + b as v * s + o, and the residual's FiLM (1 + gamma,
+// beta): refine_value's terms up to rounding, computed once a channel (the lean shape copies'
+// finish and the wgmma refine's).
+struct FoldedPair {
+    float sa, oa, sb, ob, g1, beta;
+};
+
+__device__ __forceinline__ FoldedPair fold_pair(float mean, float inv, float gwa, float gba,
+                                                float gwb, float gbb, float gamma, float beta) {
+    FoldedPair f;
+    f.sa = inv * gwa;
+    f.oa = gba - mean * f.sa;
+    f.sb = inv * gwb;
+    f.ob = gbb - mean * f.sb;
+    f.g1 = 1.0f + gamma;
+    f.beta = beta;
+    return f;
+}
+
+// One element's output from its pre-norm pair (va, vb), its base value x and FusionGate's alpha:
+// a*relu(b) plus the modulated residual, gated against x.
+__device__ __forceinline__ float folded_output(const FoldedPair& f, float va, float vb, float x,
+                                               float alpha) {
+    const float an = fmaf(va, f.sa, f.oa), bn = fmaf(vb, f.sb, f.ob);
+    const float refined = fmaf(an, fmaxf(bn, 0.0f), fmaf(f.g1, x, f.beta));
+    return fmaf(alpha, refined - x, x);
 }
 
 // One element's refined value before FusionGate: GroupNorm's affine of the pre-norm pair (pa of

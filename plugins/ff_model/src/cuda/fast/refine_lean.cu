@@ -261,10 +261,8 @@ __device__ __forceinline__ void refine_apply_lean(
         const int c = r / LEAN_RUNS_PER_ROW, n0 = (r % LEAN_RUNS_PER_ROW) * LEAN_RUN;
         const float gwa = norm_w[c], gba = norm_b[c], gwb = norm_w[C + c], gbb = norm_b[C + c];
         const float gamma = gamma_beta[c], beta = gamma_beta[C + c];
-        // WHOLE: GroupNorm's affine of the channel's pair folded once, (x - mean) * inv * w + b
-        // as x * sa + oa, and the residual's 1 + gamma (the same values up to rounding).
-        const float sa = inv * gwa, oa = gba - mean * sa, sb = inv * gwb, ob = gbb - mean * sb;
-        const float g1 = 1.0f + gamma;
+        // WHOLE: GroupNorm's affine of the channel's pair folded once (fold_pair).
+        const FoldedPair f = fold_pair(mean, inv, gwa, gba, gwb, gbb, gamma, beta);
         float o[LEAN_RUN], d[LEAN_RUN];
 #pragma unroll
         for (int h = 0; h < LEAN_RUN / 4; ++h) {
@@ -278,9 +276,7 @@ __device__ __forceinline__ void refine_apply_lean(
             for (int e = 0; e < 4; ++e) {
                 const float x = base[i][4 * h + e];
                 if (WHOLE) {
-                    const float an = fmaf(va[e], sa, oa), bn = fmaf(vb[e], sb, ob);
-                    const float refined = fmaf(an, fmaxf(bn, 0.0f), fmaf(g1, x, beta));
-                    o[4 * h + e] = fmaf(alpha[e], refined - x, x);
+                    o[4 * h + e] = folded_output(f, va[e], vb[e], x, alpha[e]);
                 } else {
                     const float refined =
                         refine_value(va[e], vb[e], x, mean, inv, gwa, gba, gwb, gbb, gamma, beta);

@@ -167,19 +167,12 @@ __device__ __forceinline__ void refine_apply_wg(
                     float out[2];
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-                        // depthwise_rows' products in its order; x the tile column.
+                        // x: the tile column.
                         const int i = i2 + e, x = 4 * j + i;
-                        float acc = dwb;
-                        if (x > 0) acc += wv[0] * m[y][i];
-                        acc += wv[1] * m[y][i + 1];
-                        if (x + 1 < T) acc += wv[2] * m[y][i + 2];
-                        if (x > 0) acc += wv[3] * m[y + 1][i];
-                        acc += wv[4] * m[y + 1][i + 1];
-                        if (x + 1 < T) acc += wv[5] * m[y + 1][i + 2];
-                        if (x > 0) acc += wv[6] * m[y + 2][i];
-                        acc += wv[7] * m[y + 2][i + 1];
-                        if (x + 1 < T) acc += wv[8] * m[y + 2][i + 2];
-                        out[e] = acc;
+                        out[e] = depthwise_px(wv, dwb, m[y][i], m[y][i + 1], m[y][i + 2],
+                                              m[y + 1][i], m[y + 1][i + 1], m[y + 1][i + 2],
+                                              m[y + 2][i], m[y + 2][i + 1], m[y + 2][i + 2],
+                                              x > 0, x + 1 < T);
                     }
                     unsigned short hi[2], lo[2];
                     split_pair(out[0], out[1], hi, lo);
@@ -264,9 +257,8 @@ __device__ __forceinline__ void refine_apply_wg(
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int c = ra + 8 * half;
-        const float sa = inv * norm_w[c], oa = norm_b[c] - mean * sa;
-        const float sb = inv * norm_w[C + c], ob = norm_b[C + c] - mean * sb;
-        const float g1 = 1.0f + gamma_beta[c], beta = gamma_beta[C + c];
+        const FoldedPair f = fold_pair(mean, inv, norm_w[c], norm_b[c], norm_w[C + c],
+                                       norm_b[C + c], gamma_beta[c], gamma_beta[C + c]);
         const long long plane = ((long long)b * C + c) * H * W;
 #pragma unroll
         for (int j = 0; j < WG_PIX / 8; ++j) {
@@ -276,10 +268,8 @@ __device__ __forceinline__ void refine_apply_wg(
             float o[2], d[2];
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-                const float an = fmaf(acc_a[4 * j + 2 * half + e], sa, oa);
-                const float bn = fmaf(acc_b[4 * j + 2 * half + e], sb, ob);
-                const float refined = fmaf(an, fmaxf(bn, 0.0f), fmaf(g1, xs[e], beta));
-                o[e] = fmaf(pixel_alpha[n + e], refined - xs[e], xs[e]);
+                o[e] = folded_output(f, acc_a[4 * j + 2 * half + e], acc_b[4 * j + 2 * half + e],
+                                     xs[e], pixel_alpha[n + e]);
                 d[e] = o[e] - xs[e];
             }
             // n is even and T too: the pair lies in one row of the tile, at an even offset.
