@@ -204,11 +204,23 @@ pub fn cached_compiles() -> usize {
 /// NVRTC's options for every kernel source: C++17, plus line information (`--generate-line-info`,
 /// so that Nsight Compute's source page maps samples to the `.cu` lines) where
 /// `APEX_NVRTC_LINEINFO=1`. Line information leaves the generated code as it is.
+/// `APEX_NVRTC_DEFINES="A B=2"` adds `-DA -DB=2`: a kernel experiment's switches, so that one
+/// build runs every variant of an A/B on the GPU machine (the disk cache keys on the options).
 fn nvrtc_options() -> Vec<String> {
+    options_from(
+        std::env::var_os("APEX_NVRTC_LINEINFO").is_some_and(|v| v == "1"),
+        std::env::var("APEX_NVRTC_DEFINES").ok().as_deref(),
+    )
+}
+
+/// [`nvrtc_options`] from the two variables' values.
+fn options_from(line_info: bool, defines: Option<&str>) -> Vec<String> {
     let mut options = vec!["--std=c++17".to_string()];
-    if std::env::var_os("APEX_NVRTC_LINEINFO").is_some_and(|v| v == "1") {
+    if line_info {
         options.push("--generate-line-info".to_string());
     }
+    let defines = defines.unwrap_or_default().split_whitespace();
+    options.extend(defines.map(|d| format!("-D{d}")));
     options
 }
 
@@ -338,6 +350,21 @@ pub fn cuda_error(e: DriverError) -> PluginError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvrtc_options_take_line_info_and_each_define() {
+        assert_eq!(options_from(false, None), ["--std=c++17"]);
+        assert_eq!(
+            options_from(true, Some(" WG_TRACE  WG_TRACE_FROM=3 ")),
+            [
+                "--std=c++17",
+                "--generate-line-info",
+                "-DWG_TRACE",
+                "-DWG_TRACE_FROM=3"
+            ]
+        );
+        assert_eq!(options_from(false, Some("")), ["--std=c++17"]);
+    }
 
     /// ptxas reports each entry point's registers; a source that does not compile is an error
     /// that carries NVRTC's log (needs NVRTC, not a GPU).
