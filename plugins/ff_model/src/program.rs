@@ -75,14 +75,38 @@ pub const WG_SHAPES: [(usize, usize, &str); 2] = [
     (128, 16, "ff_refine_wg_c128_t16"),
     (128, 8, "ff_refine_wg_c128_t8"),
 ];
+/// The pack-free entry points of each shape of [`WG_SHAPES`] (same order), for the batches that
+/// run in several runs of frames (`device/fast.rs`): the wgmma refine reading the tile from the
+/// level's source map, then FiLM's scan taking the tile means from it, each for a storage-typed
+/// source (L0's input) and an f32 one (L1's `l0map`).
+pub const WG_MAP_ENTRIES: [WgMapEntries; 2] = [
+    WgMapEntries {
+        refine: ["ff_refine_wg_map_s_c128_t16", "ff_refine_wg_map_f_c128_t16"],
+        scan: ["ff_film_scan_map_s_t16", "ff_film_scan_map_f_t16"],
+    },
+    WgMapEntries {
+        refine: ["ff_refine_wg_map_s_c128_t8", "ff_refine_wg_map_f_c128_t8"],
+        scan: ["ff_film_scan_map_s_t8", "ff_film_scan_map_f_t8"],
+    },
+];
+
+/// One wgmma shape's pack-free entry points, each [storage-typed source, f32 source].
+pub struct WgMapEntries {
+    pub refine: [&'static str; 2],
+    pub scan: [&'static str; 2],
+}
+
 /// Pixels of a tile one wgmma refine CTA covers (`WG_PIX` in the source).
 pub const WG_PIX: usize = 64;
 /// Bytes between the wgmma operand's k-adjacent core matrices (`WG_LBO` in the source).
 pub const WG_LBO: usize = 144;
+/// Bytes between the operand's 8-pixel groups beyond their core matrices (`WG_SBO_PAD`).
+pub const WG_SBO_PAD: usize = 32;
 /// Dynamic shared memory of a wgmma refine CTA (`WG_SMEM` in the source): the operand's hi and
 /// lo parts (16-bit core matrices, 8 pixels by 8 of the 128 channels), then the chunk's raw
 /// centre rows (f32, rows of `WG_PIX + 8`).
-pub const WG_SMEM: usize = 2 * (WG_PIX / 8) * (128 / 8) * WG_LBO + 4 * 128 * (WG_PIX + 8);
+pub const WG_SMEM: usize =
+    2 * (WG_PIX / 8) * ((128 / 8) * WG_LBO + WG_SBO_PAD) + 4 * 128 * (WG_PIX + 8);
 // Two wgmma CTAs fit a SM's 228 KiB beside their static shared memory (under 4 KiB, ptxas) and
 // the 1 KiB the driver reserves a CTA.
 const _: () = assert!(2 * (WG_SMEM + 4 * 1024 + 1024) <= 228 * 1024);
@@ -153,6 +177,7 @@ mod tests {
             ("WARPS", WARPS),
             ("WG_PIX", WG_PIX),
             ("WG_LBO", WG_LBO),
+            ("WG_SBO_PAD", WG_SBO_PAD),
         ] {
             assert_eq!(define(name), value, "{name}");
         }
@@ -215,7 +240,10 @@ mod tests {
             assert_eq!(text.contains(".tf32"), s == Storage::F32, "{s:?}");
             assert!(text.contains("barrier.cluster.wait"), "{s:?}");
             // The wgmma refine: fp16 only, the module compiled for sm_90a.
-            for (_, _, entry) in WG_SHAPES {
+            let map_entries = WG_MAP_ENTRIES
+                .iter()
+                .flat_map(|m| m.refine.iter().chain(&m.scan));
+            for entry in WG_SHAPES.iter().map(|(_, _, e)| e).chain(map_entries) {
                 assert_eq!(text.contains(entry), s == Storage::F16, "{s:?} {entry}");
             }
             assert_eq!(text.contains("wgmma.mma_async"), s == Storage::F16, "{s:?}");
@@ -254,8 +282,10 @@ mod tests {
             let shaped = LEAN_SHAPES.iter().map(|(_, _, name)| (*name, lean));
             let wg = WG_SHAPES
                 .iter()
+                .map(|(_, _, name)| *name)
+                .chain(WG_MAP_ENTRIES.iter().flat_map(|m| m.refine))
                 .filter(|_| s == Storage::F16)
-                .map(|(_, _, name)| (*name, 128));
+                .map(|name| (name, 128));
             for (entry, max_registers) in [
                 // Beside the levels a base block holds one lean CTA's registers, not two.
                 ("ff_base", 64),

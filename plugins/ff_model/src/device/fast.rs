@@ -7,6 +7,15 @@
 //! every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its frames in their
 //! grids. A level that selects no tile launches nothing. `launch_refines` enqueues only the refine
 //! blocks of a call, for timing them apart (`ff_model_gpu_check --stage refines`).
+//!
+//! Pack-free levels: where a call's frames run in several runs (B > `RUN_FRAMES`), a level on the
+//! wgmma refine launches no pack: `ff_film_scan_map_*` takes the tile means from the level's
+//! source map and the refine (`ff_refine_wg_map_*`) reads its tile from the map. The packs are
+//! short, GPU-wide grids in every run's chain (at B=8, six launches of 960-1,536 blocks); without
+//! them B=8 ran 128.1 -> 119.2 us in process (H200, twenty-ninth session, call 5 of
+//! `benches/results/device_scripts_2026-11-28_s29.sh`, two rounds), but a map scan's few blocks
+//! read the means more slowly than a pack's many at one run (the profile 45.7 -> 50.3, B=3 69.8 ->
+//! 74.8), so one run keeps its packs.
 
 use apex_plugin_api::{
     PluginError,
@@ -22,7 +31,7 @@ use cudarc::driver::{
 use super::{
     refine::LevelRefine,
     sizing::{film_smem, film_tiles, select_smem},
-    state::{DeviceState, FastFunctions, FrameSet, LevelState},
+    state::{DeviceState, FastFunctions, FrameSet, LevelState, WgMap},
     streams::Frames,
 };
 use crate::{
@@ -156,6 +165,7 @@ impl DeviceState {
             problem.width as i32,
         );
         let film_tiles = film_tiles(self.runs.count());
+        let pack_free = self.runs.count() > 1;
         for (stream, frames) in self.runs.streams(&self.session.stream) {
             let run = |l, source| Level {
                 fast: &self.fast,
@@ -170,6 +180,7 @@ impl DeviceState {
                 dims: (c, h, w),
                 bytes: self.storage.bytes(),
                 film_tiles,
+                pack_free,
             };
             each(&run(&self.l0, Source::Dense))?;
             each(&run(&self.l1, Source::L0Map))?;
@@ -209,9 +220,36 @@ struct Level<'a> {
     bytes: usize,
     /// Tile indices a FiLM linear block takes (`sizing::film_tiles`).
     film_tiles: usize,
+    /// The call runs in several runs of frames: a wgmma level launches no pack (the module
+    /// docs).
+    pack_free: bool,
 }
 
 impl Level<'_> {
+    /// The pack-free kernels this level runs, if it is pack-free: a wgmma level of a call in
+    /// several runs.
+    fn map_kernels(&self) -> Option<&WgMap> {
+        let wgmma = matches!(self.l.refine, LevelRefine::Wg);
+        (self.pack_free && wgmma)
+            .then(|| self.fast.wg_map(self.dims.0 as usize, self.l.t))
+            .flatten()
+    }
+
+    /// The level's source: [storage-typed, f32] index of its pack-free kernels.
+    fn source_index(&self) -> usize {
+        usize::from(self.source == Source::L0Map)
+    }
+
+    /// Pushes the level's source map of the run's first frame (L0 the input, L1 `l0map`).
+    fn push_source(&self, a: &mut LaunchEx<'_>) {
+        let (map, _) = self.per_frame();
+        let b0 = self.frames.b0;
+        match self.source {
+            Source::Dense => a.ptr_at(&self.set.dense, b0 * map * self.bytes),
+            Source::L0Map => a.ptr_at(self.l0map, b0 * map),
+        };
+    }
+
     /// Elements a frame of the map (`C*H*W`) and of a proxy (`H*W`).
     fn per_frame(&self) -> (usize, usize) {
         let (c, h, w) = self.dims;
@@ -245,54 +283,61 @@ impl Level<'_> {
         let Self {
             fast,
             l,
-            set,
             source,
-            l0map,
             frames,
             dims: (c, h, w),
-            bytes,
             ..
         } = *self;
         if l.k == 0 {
             return Ok(());
         }
         let (b, b0) = (frames.n, frames.b0);
-        let (map, _) = self.per_frame();
         let (t, gw, k) = (l.t as i32, l.gw as i32, l.k as i32);
         let kc = l.k * c as usize;
-        let mut a = match source {
-            Source::Dense => {
-                let mut a = self.launch_ex(&fast.pack_s);
-                a.ptr_at(&set.dense, b0 * map * bytes);
-                a
-            }
-            Source::L0Map => {
-                let mut a = self.launch_ex(&fast.pack_f);
-                a.ptr_at(l0map, b0 * map);
-                a
-            }
-        };
-        a.ptr_at(&l.ids, b0 * l.k)
-            .ptr_at(&l.packed, b0 * kc * l.t * l.t)
-            .ptr_at(&l.tokens, b0 * kc)
-            .int(c)
-            .int(h)
-            .int(w)
-            .int(t)
-            .int(gw)
-            .int(k);
         let channel_groups = (c as usize).div_ceil(WARPS);
-        // SAFETY: see `go`.
-        unsafe { Self::go(a, config((l.k, b, channel_groups), 0), "ff_pack", None)? };
+        if let Some(kernels) = self.map_kernels() {
+            // FiLM's scan takes the tile means from the source map itself: no pack.
+            let mut a = self.launch_ex(&kernels.scan[self.source_index()]);
+            self.push_source(&mut a);
+            a.ptr_at(&l.ids, b0 * l.k)
+                .ptr(&l.weights)
+                .ptr_at(&l.scanned, b0 * kc)
+                .int(c)
+                .int(h)
+                .int(w)
+                .int(gw)
+                .int(k);
+            let smem = (1 + WARPS) * l.k * std::mem::size_of::<f32>();
+            let cfg = config((b, channel_groups, 1), smem);
+            // SAFETY: see `go`; shared memory for K tile ids and WARPS * K tile means.
+            unsafe { Self::go(a, cfg, "ff_film_scan_map", None)? };
+        } else {
+            let mut a = match source {
+                Source::Dense => self.launch_ex(&fast.pack_s),
+                Source::L0Map => self.launch_ex(&fast.pack_f),
+            };
+            self.push_source(&mut a);
+            a.ptr_at(&l.ids, b0 * l.k)
+                .ptr_at(&l.packed, b0 * kc * l.t * l.t)
+                .ptr_at(&l.tokens, b0 * kc)
+                .int(c)
+                .int(h)
+                .int(w)
+                .int(t)
+                .int(gw)
+                .int(k);
+            // SAFETY: see `go`.
+            unsafe { Self::go(a, config((l.k, b, channel_groups), 0), "ff_pack", None)? };
 
-        let mut a = self.launch_ex(&fast.film_scan);
-        a.ptr_at(&l.tokens, b0 * kc)
-            .ptr(&l.weights)
-            .ptr_at(&l.scanned, b0 * kc)
-            .int(c)
-            .int(k);
-        // SAFETY: see `go`.
-        unsafe { Self::go(a, config((b, channel_groups, 1), 0), "ff_film_scan", None)? };
+            let mut a = self.launch_ex(&fast.film_scan);
+            a.ptr_at(&l.tokens, b0 * kc)
+                .ptr(&l.weights)
+                .ptr_at(&l.scanned, b0 * kc)
+                .int(c)
+                .int(k);
+            // SAFETY: see `go`.
+            unsafe { Self::go(a, config((b, channel_groups, 1), 0), "ff_film_scan", None)? };
+        }
         // The two linears: one block per (`tiles` tiles, FILM_TOKENS frames, slice of rows), the
         // block's vectors in shared memory.
         let tiles = self.film_tiles;
@@ -348,17 +393,27 @@ impl Level<'_> {
                 "ff_refine_apply",
                 l.refine_smem,
                 l.chunks,
+                false,
             ),
             LevelRefine::Lean => {
                 let (function, name) = fast.lean(c, l.t).unzip();
                 let name = name.unwrap_or("ff_refine_apply_lean");
-                self.fused(function, name, l.lean_smem, l.chunks)
+                self.fused(function, name, l.lean_smem, l.chunks, false)
             }
-            // Its chunks are WG_PIX pixels, not CHUNK.
+            // Its chunks are WG_PIX pixels, not CHUNK; a pack-free level's reads the map.
             LevelRefine::Wg => {
-                let (function, name) = fast.wg(c, l.t).unzip();
-                let name = name.unwrap_or("ff_refine_wg");
-                self.fused(function, name, WG_SMEM, l.t * l.t / WG_PIX)
+                let chunks = l.t * l.t / WG_PIX;
+                match self.map_kernels() {
+                    Some(kernels) => {
+                        let function = &kernels.refine[self.source_index()];
+                        self.fused(Some(function), "ff_refine_wg_map", WG_SMEM, chunks, true)
+                    }
+                    None => {
+                        let (function, name) = fast.wg(c, l.t).unzip();
+                        let name = name.unwrap_or("ff_refine_wg");
+                        self.fused(function, name, WG_SMEM, chunks, false)
+                    }
+                }
             }
             LevelRefine::Split { pre, stats } => self.split(pre, stats),
         }
@@ -389,13 +444,15 @@ impl Level<'_> {
 
     /// A fused refine kernel `name` (`ff_refine_apply`, `ff_refine_apply_lean` or the wgmma
     /// refine: same arguments) with `smem` bytes of dynamic shared memory: grid (chunks, K, B) in
-    /// clusters of the tile's `chunks`.
+    /// clusters of the tile's `chunks`; its tiles from the packed copies, or (`from_map`, the
+    /// pack-free wgmma refine) from the level's source map.
     fn fused(
         &self,
         function: Option<&CudaFunction>,
         name: &str,
         smem: usize,
         chunks: usize,
+        from_map: bool,
     ) -> Result<(), PluginError> {
         let l = self.l;
         let (c, h, w) = self.dims;
@@ -411,9 +468,12 @@ impl Level<'_> {
         let mut a = self.launch_ex(refine_apply);
         a.cluster(chunks as u32, ClusterPolicy::LoadBalancing);
         let kc = l.k * c as usize;
-        a.ptr_at(&l.packed, b0 * kc * l.t * l.t)
-            .ptr_at(&l.film, b0 * 2 * kc)
-            .ptr(&l.weights);
+        if from_map {
+            self.push_source(&mut a);
+        } else {
+            a.ptr_at(&l.packed, b0 * kc * l.t * l.t);
+        }
+        a.ptr_at(&l.film, b0 * 2 * kc).ptr(&l.weights);
         self.tiles_and_proxies(&mut a);
         self.detail_and_l0map(&mut a);
         a.ptr_at(self.cover, b0 * self.g0)

@@ -109,6 +109,17 @@ pub struct FastFunctions {
     /// The wgmma refine's entry points (`program::WG_SHAPES`, in that order): fp16 on sm_90
     /// (the program compiled for sm_90a), empty elsewhere.
     pub wg: Vec<CudaFunction>,
+    /// Their pack-free entry points (`program::WG_MAP_ENTRIES`, in that order; empty where
+    /// `wg` is).
+    pub wg_map: Vec<WgMap>,
+}
+
+/// A wgmma shape's pack-free kernels, each [storage-typed source (L0's input), f32 source (L1's
+/// `l0map`)]: the refine reading the tile from the source map, FiLM's scan taking the tile means
+/// from it.
+pub struct WgMap {
+    pub refine: [CudaFunction; 2],
+    pub scan: [CudaFunction; 2],
 }
 
 impl FastFunctions {
@@ -127,6 +138,12 @@ impl FastFunctions {
     pub fn wg(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
         program::wg_shape(channels, t)
             .and_then(|i| Some((self.wg.get(i)?, program::WG_SHAPES[i].2)))
+    }
+
+    /// The pack-free wgmma kernels of a level of `channels` channels and `t`-pixel tiles, where
+    /// the module has them.
+    pub fn wg_map(&self, channels: usize, t: usize) -> Option<&WgMap> {
+        program::wg_shape(channels, t).and_then(|i| self.wg_map.get(i))
     }
 
     /// The lean refine's copy compiled for this shape (`program::LEAN_SHAPES`), with its name,
@@ -215,6 +232,7 @@ impl DeviceState {
                 .collect::<Result<Vec<_>, _>>()
         };
         let cluster_kernels = handles.compute_capability_major >= 9;
+        let wgmma = program::target(session.arch()) == "sm_90a" && storage == Storage::F16;
         let fast = FastFunctions {
             base: f("ff_base")?,
             select: f("ff_select")?,
@@ -232,10 +250,17 @@ impl DeviceState {
                 .transpose()?,
             lean_shaped: copies(cluster_kernels, &program::LEAN_SHAPES)?,
             // The wgmma refine: fp16, the module compiled for sm_90a.
-            wg: copies(
-                program::target(session.arch()) == "sm_90a" && storage == Storage::F16,
-                &program::WG_SHAPES,
-            )?,
+            wg: copies(wgmma, &program::WG_SHAPES)?,
+            wg_map: program::WG_MAP_ENTRIES
+                .iter()
+                .filter(|_| wgmma)
+                .map(|m| {
+                    Ok(WgMap {
+                        refine: [f(m.refine[0])?, f(m.refine[1])?],
+                        scan: [f(m.scan[0])?, f(m.scan[1])?],
+                    })
+                })
+                .collect::<Result<Vec<_>, PluginError>>()?,
         };
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);
@@ -290,7 +315,13 @@ impl DeviceState {
             .chain(fast.refine_apply.iter().map(|f| (f, smem)))
             .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)))
             .chain(fast.lean_shaped.iter().map(|f| (f, lean)))
-            .chain(fast.wg.iter().map(|f| (f, program::WG_SMEM)));
+            .chain(fast.wg.iter().map(|f| (f, program::WG_SMEM)))
+            .chain(
+                fast.wg_map
+                    .iter()
+                    .flat_map(|m| &m.refine)
+                    .map(|f| (f, program::WG_SMEM)),
+            );
         for (refine, smem) in opt_in {
             if smem > 48 * 1024 {
                 refine

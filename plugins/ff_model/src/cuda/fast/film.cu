@@ -22,6 +22,10 @@
 // shuffle steps (s_j += a^d s_(j-d)) and carries the chunk's last state into the next chunk
 // (+ a^(lane+1) carry). The cleaned sum of both directions' outputs goes to scanned[b,k,c]
 // (forward first, read back by the same warp for the backward pass).
+//
+// ff_film_scan_map_{s,f}_t16 / _t8 (the pack-free wgmma levels, device/fast.rs): the same scan,
+// each warp first taking its channel's K tile means from the level's source map itself, as the
+// pack would have (its sums, its order), so that the level launches no pack.
 #define FC1_ROWS 32
 #define FC2_ROWS 64
 
@@ -64,14 +68,14 @@ __device__ __forceinline__ ScanDir scan_dir(const float* p, int C, int c, bool f
 // One direction over 32-token chunks: token j = base + lane (forward) or K - 1 - (base + lane)
 // (backward); out[j] = wo * og * s_j (forward), out[j] = clean(out[j] + wo * og * s_j)
 // (backward, after the forward pass of the same warp). The warp's lanes all take part.
-__device__ __forceinline__ void scan_direction(const float* __restrict__ tok, float* out,
+__device__ __forceinline__ void scan_direction(const float* __restrict__ tok, int ts, float* out,
                                                const ScanDir& d, int K, int C, bool forward) {
     const int lane = threadIdx.x & 31;
     float carry = 0.0f;
     for (int base = 0; base < K; base += 32) {
         const int i = base + lane, j = forward ? i : K - 1 - i;
         const bool valid = i < K;
-        const float x = valid ? clean_token(tok[(long long)j * C]) : 0.0f;
+        const float x = valid ? clean_token(tok[(long long)j * ts]) : 0.0f;
         const float s = warp_linear_scan(valid ? d.oma * (d.ig * x + d.sb) : 0.0f, d.a, carry);
         carry = __shfl_sync(0xffffffffu, s, 31);
         if (valid) {
@@ -81,32 +85,100 @@ __device__ __forceinline__ void scan_direction(const float* __restrict__ tok, fl
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
-    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ scanned,
-    int C, int K) {
-    const int b = blockIdx.x, c = blockIdx.y * WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (c >= C) return;
-    const Level l = level_at(weights, C);
-    const float* tok = tokens + (long long)b * K * C + c;
-    float* out = scanned + (long long)b * K * C + c;
+// The warp's channel c: the bidirectional scan of its K tokens (tok[j * ts]) into out[j * C].
+__device__ __forceinline__ void film_scan_channel(const float* tok, int ts, float* out,
+                                                  const Level& l, int C, int K, int c) {
+    const int lane = threadIdx.x & 31;
     const ScanDir fw = scan_dir(l.scan, C, c, true), bw = scan_dir(l.scan, C, c, false);
     if (K <= 32) {
         // One chunk: both directions at once, lane l holding token l forward and token K-1-l
         // backward; the forward output of token K-1-l comes from lane K-1-l.
         const bool valid = lane < K;
         const int mirror = valid ? K - 1 - lane : 0;
-        const float xf = valid ? clean_token(tok[(long long)lane * C]) : 0.0f;
-        const float xb = valid ? clean_token(tok[(long long)mirror * C]) : 0.0f;
+        const float xf = valid ? clean_token(tok[(long long)lane * ts]) : 0.0f;
+        const float xb = valid ? clean_token(tok[(long long)mirror * ts]) : 0.0f;
         const float sf = warp_linear_scan(valid ? fw.oma * (fw.ig * xf + fw.sb) : 0.0f, fw.a, 0.0f);
         const float sb = warp_linear_scan(valid ? bw.oma * (bw.ig * xb + bw.sb) : 0.0f, bw.a, 0.0f);
         const float yf = __shfl_sync(0xffffffffu, fw.wo * (fw.og * sf), mirror);
         if (valid) out[(long long)mirror * C] = clean_token(yf + bw.wo * (bw.og * sb));
         return;
     }
-    scan_direction(tok, out, fw, K, C, true);
+    scan_direction(tok, ts, out, fw, K, C, true);
     __syncwarp();  // the forward outputs, written by other lanes, before the backward pass
-    scan_direction(tok, out, bw, K, C, false);
+    scan_direction(tok, ts, out, bw, K, C, false);
 }
+
+extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
+    const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ scanned,
+    int C, int K) {
+    const int b = blockIdx.x, c = blockIdx.y * WARPS + (threadIdx.x >> 5);
+    if (c >= C) return;
+    const Level l = level_at(weights, C);
+    film_scan_channel(tokens + (long long)b * K * C + c, C, scanned + (long long)b * K * C + c, l,
+                      C, K, c);
+}
+
+#if DTYPE == 1 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// ff_film_scan_map_*: the wgmma refine's levels (fp16, C = 128, t = 16 or 8) take their tokens
+// from the level's source map here, with no pack launch (the refine reads the map itself): the
+// block's K tile ids into shared memory, then each warp its channel's K tile means (ff_pack's
+// sums in ff_pack's order: the same tokens), TB tiles' loads in flight at a time, then the scan.
+// Dynamic shared memory: K ints, then WARPS * K floats.
+template <typename SRC, int T>
+__device__ __forceinline__ void film_scan_map(const SRC* __restrict__ src,
+                                              const int* __restrict__ ids,
+                                              const float* __restrict__ weights,
+                                              float* __restrict__ scanned, int C, int H, int W,
+                                              int gw, int K) {
+    extern __shared__ float scan_smem[];
+    int* tid = reinterpret_cast<int*>(scan_smem);
+    const int b = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int c = blockIdx.y * WARPS + warp;
+    for (int i = threadIdx.x; i < K; i += THREADS) tid[i] = ids[(long long)b * K + i];
+    __syncthreads();
+    if (c >= C) return;
+    float* tok = scan_smem + K + warp * K;
+    constexpr int P = T * T, QUADS = P / 4, NQ = (QUADS + 31) / 32, TB = 16 / NQ;
+    const SRC* plane = src + ((long long)b * C + c) * H * W;
+    for (int k0 = 0; k0 < K; k0 += TB) {
+        float4 v[TB][NQ];
+#pragma unroll
+        for (int i = 0; i < TB; ++i) {
+            const int id = tid[min(k0 + i, K - 1)];
+            const SRC* t0 = plane + (long long)(id / gw) * T * W + (id % gw) * T;
+#pragma unroll
+            for (int u = 0; u < NQ; ++u) {
+                const int p = 4 * min(lane + 32 * u, QUADS - 1), py = p / T;
+                v[i][u] = load4(t0 + (long long)py * W + p - py * T);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < TB; ++i) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int u = 0; u < NQ; ++u)
+                if (lane + 32 * u < QUADS) sum += (v[i][u].x + v[i][u].y) + (v[i][u].z + v[i][u].w);
+            sum = warp_sum(sum);
+            if (lane == 0 && k0 + i < K) tok[k0 + i] = sum / (float)P;
+        }
+    }
+    __syncwarp();
+    const Level l = level_at(weights, C);
+    film_scan_channel(tok, 1, scanned + (long long)b * K * C + c, l, C, K, c);
+}
+
+#define SCAN_MAP_ENTRY(NAME, SRC, TT)                                                           \
+    extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                 \
+        const SRC* __restrict__ src, const int* __restrict__ ids,                               \
+        const float* __restrict__ weights, float* __restrict__ scanned, int C, int H, int W,    \
+        int gw, int K) {                                                                        \
+        film_scan_map<SRC, TT>(src, ids, weights, scanned, C, H, W, gw, K);                     \
+    }
+SCAN_MAP_ENTRY(ff_film_scan_map_s_t16, S, 16)
+SCAN_MAP_ENTRY(ff_film_scan_map_s_t8, S, 8)
+SCAN_MAP_ENTRY(ff_film_scan_map_f_t16, float, 16)
+SCAN_MAP_ENTRY(ff_film_scan_map_f_t8, float, 8)
+#endif
 
 // The vectors of a FiLM linear block: tiles k0 .. k0 + TILES - 1 (fewer at the end of K) of
 // frames b0 .. b0 + frames - 1 (blockIdx.x * TILES, blockIdx.y * FILM_TOKENS, at most

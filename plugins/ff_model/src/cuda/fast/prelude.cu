@@ -113,6 +113,19 @@ __device__ __forceinline__ S from_f32(float f) {
 #endif
 }
 
+// Four consecutive elements from a 16-byte (f32) or 8-byte (16-bit storage) aligned address,
+// as f32.
+__device__ __forceinline__ float4 load4(const float* p) {
+    return *reinterpret_cast<const float4*>(p);
+}
+#if DTYPE != 0
+__device__ __forceinline__ float4 load4(const S* p) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    return make_float4(to_f32((S)(v.x & 0xffffu)), to_f32((S)(v.x >> 16)),
+                       to_f32((S)(v.y & 0xffffu)), to_f32((S)(v.y >> 16)));
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // Shared formulas (apex-tile-math's, in f32).
 

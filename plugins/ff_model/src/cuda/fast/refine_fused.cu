@@ -65,7 +65,8 @@ __device__ __forceinline__ void stage_norm_film(const Level& l, const float* fk,
 }
 
 // Threads 0 .. N-1: FusionGate's alpha at the chunk's N pixels [p0, p1) of tile *tile_id (past
-// p1: the last pixel's) and their offsets in a [H, W] plane, into shared memory.
+// p1: the last pixel's) and (pixel_offset not null) their offsets in a [H, W] plane, into shared
+// memory.
 template <int N = CHUNK>
 __device__ __forceinline__ void chunk_pixels(const Level& l, const int* tile_id,
                                              const S* __restrict__ boundary,
@@ -78,7 +79,7 @@ __device__ __forceinline__ void chunk_pixels(const Level& l, const int* tile_id,
     const int at = ((id / gw) * t + py) * W + (id % gw) * t + p - py * t;
     const long long pix = (long long)b * H * W + at;
     pixel_alpha[threadIdx.x] = gate_alpha(l.gate, to_f32(boundary[pix]), to_f32(uncertainty[pix]));
-    pixel_offset[threadIdx.x] = at;
+    if (pixel_offset) pixel_offset[threadIdx.x] = at;
 }
 
 // One thread, after the cluster barrier that publishes every chunk's partial: the cluster's

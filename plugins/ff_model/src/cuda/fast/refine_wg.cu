@@ -1,17 +1,20 @@
 // cuda/fast/refine_wg.cu: ff_refine_wg_c128_t16 / _t8, the refine block on warpgroup MMAs
-// (wgmma, sm_90a) for fp16 levels of 128 channels. One part of the fast path's program
-// (prelude.cu lists the parts).
+// (wgmma, sm_90a) for fp16 levels of 128 channels, and ff_refine_wg_map_{s,f}_c128_t16 / _t8, the
+// same reading the tile from the level's source map (the pack-free levels of device/fast.rs: L0's
+// input, storage-typed; L1's l0map, f32) instead of its packed copy. One part of the fast path's
+// program (prelude.cu lists the parts).
 // ---------------------------------------------------------------------------------------------
 // The refine of ff_refine_apply_lean's shape copies (same arguments, same formulas, the GEMM's
 // operands split the same way: the fp16 weights, the depthwise output as hi + lo), cut
 // differently: a CTA takes WG_PIX = 64 pixels (four rows of a 16-pixel tile, the tile's four CTAs
 // one cluster; or a whole 8-pixel tile, no peer) instead of 32, two CTAs a SM, and
 //   1. the operand is built in units of one channel's column quad (four pixels) over the chunk's
-//      rows, a channel's quads on consecutive lanes: each unit loads its quad of the rows once
-//      (a warp's loads of a row read whole segments), modulates it in registers, takes the
-//      columns beside the quad from its neighbour lanes (shuffles), runs the depthwise, rounds
-//      it to hi + lo two pixels at a time, and keeps the raw centre rows in shared memory
-//      (`base`) for the residual; nothing is staged through shared memory;
+//      rows (at t = 16 two adjacent channels' quads), a channel's quads on consecutive lanes:
+//      each unit loads its quad of the rows once (a warp's loads of a row read whole segments),
+//      modulates it in registers, takes the columns beside the quad from its neighbour lanes
+//      (shuffles), runs the depthwise, rounds it to hi + lo (a channel pair's values as one
+//      f16x2 word each, else two pixels at a time), and keeps the raw centre rows in shared
+//      memory (`base`) for the residual; nothing is staged through shared memory;
 //   2. the GEMM (M = 2C = 256 rows, N = 64 pixels, K = 128, hi and lo) is 32 wgmma m64n64k16 a
 //      warpgroup, the operand from shared memory, the weights from registers: each warp's
 //      m16n8k16 A fragments (Level::pw, the fragment order the mma.sync kernels read), one k
@@ -20,11 +23,12 @@
 //   3. the chunk's GroupNorm partial (two passes: the exact sum, then the squares about the
 //      chunk's mean), pushed to the cluster's CTAs (Exchange; an 8-pixel tile is one CTA and
 //      takes its own), and the finish straight from the accumulators (no stash), each thread
-//      storing pixel pairs.
+//      storing pixel pairs at offsets fixed but for W (wg_finish: one copy per level kind).
 // The operand in shared memory is K-major without swizzle: 8x8 core matrices of 16-bit elements
 // (128 contiguous bytes), k-adjacent ones WG_LBO = 144 bytes apart (with a thread a channel, a
-// warp's stores of one pixel for 32 channels then fell in distinct banks; with the quads, a
-// store of eight channels at four pixels is two-way conflicted), 8-pixel groups WG_SBO apart.
+// warp's stores of one pixel for 32 channels then fell in distinct banks), 8-pixel groups WG_SBO
+// apart (WG_SBO_PAD past their core matrices: the quads' stores, eight channels at four pixels,
+// were two-way conflicted without it).
 // Measured against the lean copies (H200, in process, the refine blocks alone at B=8; twenty-
 // eighth session, benches/results/device_scripts_2026-11-28_s28.sh): the weights in shared
 // memory by one bulk copy (98 KiB a CTA) 89.3 us, with the operand's stores conflict-free and
@@ -33,11 +37,33 @@
 // and no exchange for one-CTA tiles 68.4; a thread a channel's half-chunk (each lane reading its
 // own channel's plane: 15 of 32 bytes a sector used) against today's quads: 68.4 -> 60.6 (the
 // profile 18.8 -> 17.1; apex-host: the profile 51.08 -> 49.36, B=8 133.0 -> 124.8, call 8).
+// Twenty-ninth session (H200, in process, two rounds, benches/results/device_scripts_2026-11-28_
+// s29.sh; the variants by APEX_NVRTC_DEFINES, since made the code): the refines alone at B=8
+// 61.1 -> 60.0 us with channel pairs, wg_finish and WG_SBO_PAD together (the profile 16.8 ->
+// 16.4; WG_SBO_PAD alone -0.3, wg_finish alone nothing though 8 % fewer instructions; the frame
+// B=8 129.1 -> 128.0, call 4); every builder unit's loads issued before any unit's work: B=8
+// +2.2 (call 1). WG_TRACE's phase clocks (call 1, medians, t = 16): a CTA alone on its SM
+// (B=1) ~14,100 cycles (build 3,350, GEMM 3,500, finish 2,900); two a SM at B=8 ~26,100 (build
+// 6,900, GEMM 5,300, finish 4,100): two CTAs a SM ran barely more chunks a second than one.
 #if DTYPE == 1 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define WG_PIX 64
 #define WG_C 128
 #define WG_LBO 144
-#define WG_SBO (WG_C / 8 * WG_LBO)
+// 32 bytes between the 8-pixel groups beyond their 16 core matrices, so that a warp's operand
+// stores (eight channels at four column quads) fall in distinct banks.
+#define WG_SBO_PAD 32
+#define WG_SBO (WG_C / 8 * WG_LBO + WG_SBO_PAD)
+#ifdef WG_TRACE
+// A diagnostic, off unless compiled in (APEX_NVRTC_DEFINES="WG_TRACE WG_TRACE_FROM=N"): thread
+// 0 of every CTA takes clock64 at each phase's end (WG_TS) and the globaltimer at entry and exit;
+// the CTAs numbered N .. N + 1999 in order of completion print them as one `WGT` line each
+// (benches/results/device_scripts_2026-11-28_s29.sh: trace_summary).
+__device__ unsigned int wg_trace_n;
+#define WG_TS(i) \
+    if (threadIdx.x == 0) wg_ts[i] = clock64();
+#else
+#define WG_TS(i)
+#endif
 // The operand's hi or lo part, bytes.
 #define WG_B_BYTES (WG_PIX / 8 * WG_SBO)
 // The raw centre rows [C][WG_BASE_STRIDE] f32: the finish's float2 reads of a half-warp (four
@@ -71,6 +97,13 @@ __device__ __forceinline__ void split_pair(float v0, float v1, unsigned short (&
     lo[1] = (unsigned short)(l >> 16);
 }
 
+// hi = (v0, v1) rounded to fp16 as one pair (v0 in the low half), lo = the rounded remainders.
+__device__ __forceinline__ void split_channels(float v0, float v1, unsigned& hi, unsigned& lo) {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(hi) : "f"(v1), "f"(v0));
+    const float r0 = v0 - to_f32((S)(hi & 0xFFFFu)), r1 = v1 - to_f32((S)(hi >> 16));
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(lo) : "f"(r1), "f"(r0));
+}
+
 // d (m64n64, f32) += a (64x16: each warp's 16 rows in registers, the m16n8k16 A fragment) * b
 // (16x64 from shared memory, descriptor `b`).
 __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) {
@@ -89,9 +122,40 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b));
 }
 
-template <int TT>
+
+// The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
+// each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
+// detail map, L0MAP: L0's f32 result, as the level and tile ask (one copy each, no branch in
+// the loop).
+template <int T, bool DETAIL, bool L0MAP>
+__device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b,
+                                          const float* base, const float* pixel_alpha,
+                                          const FoldedPair* f, const long long* at0, S* heavy,
+                                          S* detail, float* l0map, int W, int ra, int q) {
+    S* hp[2] = {heavy + at0[0], heavy + at0[1]};
+#pragma unroll
+    for (int j = 0; j < WG_PIX / 8; ++j) {
+        const int n = 8 * j + 2 * q, off = (8 * j / T) * W + (8 * j) % T;
+        const float2 al = *reinterpret_cast<const float2*>(pixel_alpha + n);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int c = ra + 8 * half;
+            const float2 xv = *reinterpret_cast<const float2*>(base + c * WG_BASE_STRIDE + n);
+            const float o0 = folded_output(f[half], acc_a[4 * j + 2 * half],
+                                           acc_b[4 * j + 2 * half], xv.x, al.x);
+            const float o1 = folded_output(f[half], acc_a[4 * j + 2 * half + 1],
+                                           acc_b[4 * j + 2 * half + 1], xv.y, al.y);
+            store_pair(hp[half] + off, o0, o1);
+            if (L0MAP)
+                *reinterpret_cast<float2*>(l0map + at0[half] + off) = make_float2(o0, o1);
+            if (DETAIL) store_pair(detail + at0[half] + off, o0 - xv.x, o1 - xv.y);
+        }
+    }
+}
+
+template <int TT, typename SRC, bool MAP>
 __device__ __forceinline__ void refine_apply_wg(
-    const float* __restrict__ packed, const float* __restrict__ film,
+    const SRC* __restrict__ src, const float* __restrict__ film,
     const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
     const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
     float* __restrict__ l0map, const unsigned char* __restrict__ cover, int H, int W, int gw,
@@ -109,17 +173,36 @@ __device__ __forceinline__ void refine_apply_wg(
     __shared__ double partial[2 * MAX_CLUSTER];
     __shared__ float stat[2];
     __shared__ __align__(16) float pixel_alpha[WG_PIX];
-    __shared__ int pixel_offset[WG_PIX];
     __shared__ float norm_w[2 * C], norm_b[2 * C], gamma_beta[2 * C];
+#ifdef WG_TRACE
+    __shared__ long long wg_ts[10];
+    unsigned long long g_start = 0;
+    if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_start));
+#endif
+    WG_TS(0)
     const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z;
     const int p0 = chunk * WG_PIX;
     const Level l = level_at(weights, C);
     const long long tk = (long long)b * K + k;
     const float* fk = film + tk * 2 * C;
-    const float* tile = packed + tk * C * P;
+    // The tile's channel planes: its packed f32 copy, or (MAP: the pack-free levels) the
+    // level's source map at the tile's origin (L0 the input, L1 l0map).
+    const SRC* tile;
+    long long cstride, rstride;
+    if constexpr (MAP) {
+        const int id = ids[tk];
+        tile = src + (long long)b * C * H * W + (long long)(id / gw) * T * W + (id % gw) * T;
+        cstride = (long long)H * W;
+        rstride = W;
+    } else {
+        tile = src + tk * C * P;
+        cstride = P;
+        rstride = T;
+    }
     stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);
     const Exchange x{recv, &recv_bar};
     if (CHUNKS > 1) exchange_begin(x, CHUNKS);
+    WG_TS(1)
 
     // The operand: a unit is one channel's column quad (four pixels) over the chunk's ROWS rows,
     // QR = T/4 units a channel on consecutive lanes, so that a warp's loads of a row read whole
@@ -127,65 +210,92 @@ __device__ __forceinline__ void refine_apply_wg(
     // y0 + ROWS (clamped, zero outside the tile) and takes the columns beside its quad from the
     // neighbouring lanes (shuffles).
     {
-        constexpr int QR = T / 4, ROWS = WG_PIX / T, UNITS = C * QR / THREADS;
-        static_assert(UNITS >= 1 && C * QR % THREADS == 0, "refine_wg's units");
+        constexpr int QR = T / 4, ROWS = WG_PIX / T;
+        // Two adjacent channels a unit where the units still fill the block (t = 16): their hi
+        // and lo parts convert and store as pairs.
+        constexpr int CH = C * QR % (2 * THREADS) == 0 ? 2 : 1;
+        constexpr int UNITS = C * QR / (CH * THREADS);
+        static_assert(UNITS >= 1 && C * QR % (CH * THREADS) == 0, "refine_wg's units");
         const int y0 = p0 / T;
 #pragma unroll 1
         for (int u = 0; u < UNITS; ++u) {
-            const int g = threadIdx.x + u * THREADS, j = g % QR, c = g / QR;
-            const float* src = tile + (long long)c * P + 4 * j;
-            float4 v[ROWS + 2];
+            const int g = threadIdx.x + u * THREADS, j = g % QR, c0 = CH * (g / QR);
+            float4 v[CH][ROWS + 2];
 #pragma unroll
-            for (int r = 0; r < ROWS + 2; ++r)
-                v[r] = *reinterpret_cast<const float4*>(src + min(max(y0 - 1 + r, 0), T - 1) * T);
-            const float gm = 1.0f + fk[c], bt = fk[C + c];
-            float wv[9];
+            for (int h = 0; h < CH; ++h) {
+                const SRC* src = tile + (c0 + h) * cstride + 4 * j;
 #pragma unroll
-            for (int k9 = 0; k9 < 9; ++k9) wv[k9] = l.dw_w[c * 9 + k9];
-            const float dwb = l.dw_b[c];
-            // m[r][0 .. 5]: the modulated row r at columns 4j - 1 .. 4j + 4.
-            float m[ROWS + 2][6];
-#pragma unroll
-            for (int r = 0; r < ROWS + 2; ++r) {
-                const bool inside = (unsigned)(y0 - 1 + r) < (unsigned)T;
-                if (r >= 1 && r <= ROWS) {
-                    // A centre row: the residual's base values, raw.
-                    *reinterpret_cast<float4*>(base + c * WG_BASE_STRIDE + (r - 1) * T + 4 * j) =
-                        v[r];
-                }
-                m[r][1] = inside ? gm * v[r].x + bt : 0.0f;
-                m[r][2] = inside ? gm * v[r].y + bt : 0.0f;
-                m[r][3] = inside ? gm * v[r].z + bt : 0.0f;
-                m[r][4] = inside ? gm * v[r].w + bt : 0.0f;
-                m[r][0] = __shfl_up_sync(0xffffffffu, m[r][4], 1);
-                m[r][5] = __shfl_down_sync(0xffffffffu, m[r][1], 1);
+                for (int r = 0; r < ROWS + 2; ++r)
+                    v[h][r] = load4(src + min(max(y0 - 1 + r, 0), T - 1) * rstride);
             }
+            float out[CH][ROWS][4];
+#pragma unroll
+            for (int h = 0; h < CH; ++h) {
+                const int c = c0 + h;
+                const float gm = 1.0f + fk[c], bt = fk[C + c];
+                float wv[9];
+#pragma unroll
+                for (int k9 = 0; k9 < 9; ++k9) wv[k9] = l.dw_w[c * 9 + k9];
+                const float dwb = l.dw_b[c];
+                // m[r][0 .. 5]: the modulated row r at columns 4j - 1 .. 4j + 4.
+                float m[ROWS + 2][6];
+#pragma unroll
+                for (int r = 0; r < ROWS + 2; ++r) {
+                    const bool inside = (unsigned)(y0 - 1 + r) < (unsigned)T;
+                    if (r >= 1 && r <= ROWS) {
+                        // A centre row: the residual's base values, raw.
+                        *reinterpret_cast<float4*>(base + c * WG_BASE_STRIDE + (r - 1) * T +
+                                                   4 * j) = v[h][r];
+                    }
+                    m[r][1] = inside ? gm * v[h][r].x + bt : 0.0f;
+                    m[r][2] = inside ? gm * v[h][r].y + bt : 0.0f;
+                    m[r][3] = inside ? gm * v[h][r].z + bt : 0.0f;
+                    m[r][4] = inside ? gm * v[h][r].w + bt : 0.0f;
+                    m[r][0] = __shfl_up_sync(0xffffffffu, m[r][4], 1);
+                    m[r][5] = __shfl_down_sync(0xffffffffu, m[r][1], 1);
+                }
+#pragma unroll
+                for (int y = 0; y < ROWS; ++y) {
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const int x = 4 * j + i;  // the tile column
+                        out[h][y][i] = depthwise_px(
+                            wv, dwb, m[y][i], m[y][i + 1], m[y][i + 2], m[y + 1][i],
+                            m[y + 1][i + 1], m[y + 1][i + 2], m[y + 2][i], m[y + 2][i + 1],
+                            m[y + 2][i + 2], x > 0, x + 1 < T);
+                    }
+                }
+            }
+            // Pixel y*T + 4j + i sits (y*T/8) 8-pixel groups and i rows of its core matrix past
+            // pixel 4j (4j + i never crosses a group: T is a multiple of 8).
+            const int at0 = wg_b_at(4 * j, c0);
 #pragma unroll
             for (int y = 0; y < ROWS; ++y) {
 #pragma unroll
-                for (int i2 = 0; i2 < 4; i2 += 2) {
-                    float out[2];
+                for (int i = 0; i < 4; i += 2) {
+                    const int at = at0 + y * (T / 8) * (WG_SBO / 2) + i * 8;
+                    if constexpr (CH == 2) {
 #pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        // x: the tile column.
-                        const int i = i2 + e, x = 4 * j + i;
-                        out[e] = depthwise_px(wv, dwb, m[y][i], m[y][i + 1], m[y][i + 2],
-                                              m[y + 1][i], m[y + 1][i + 1], m[y + 1][i + 2],
-                                              m[y + 2][i], m[y + 2][i + 1], m[y + 2][i + 2],
-                                              x > 0, x + 1 < T);
-                    }
-                    unsigned short hi[2], lo[2];
-                    split_pair(out[0], out[1], hi, lo);
+                        for (int e = 0; e < 2; ++e) {
+                            unsigned hi, lo;
+                            split_channels(out[0][y][i + e], out[1][y][i + e], hi, lo);
+                            *reinterpret_cast<unsigned*>(bhi + at + 8 * e) = hi;
+                            *reinterpret_cast<unsigned*>(blo + at + 8 * e) = lo;
+                        }
+                    } else {
+                        unsigned short hi[2], lo[2];
+                        split_pair(out[0][y][i], out[0][y][i + 1], hi, lo);
 #pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const int at = wg_b_at(y * T + 4 * j + i2 + e, c);
-                        bhi[at] = hi[e];
-                        blo[at] = lo[e];
+                        for (int e = 0; e < 2; ++e) {
+                            bhi[at + 8 * e] = hi[e];
+                            blo[at + 8 * e] = lo[e];
+                        }
                     }
                 }
             }
         }
     }
+    WG_TS(2)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
     // The warp's weight fragments (fragment order: row tile, k step, lane): its "a" row tile
     // 4 * warpgroup + warp % 4 and the "b" one C/16 further, two k steps in registers, the first
@@ -198,6 +308,7 @@ __device__ __forceinline__ void refine_apply_wg(
     // The operand's generic-proxy stores, visible to the wgmma (async proxy) after the barrier.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
+    WG_TS(3)
 
     const int ra = 64 * (warp >> 2) + 16 * (warp & 3) + (lane >> 2);  // rows ra and ra + 8
     float acc_a[WG_PIX / 2], acc_b[WG_PIX / 2];
@@ -233,14 +344,17 @@ __device__ __forceinline__ void refine_apply_wg(
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     }
+    WG_TS(4)
 
     // The chunk's GroupNorm partial: its exact sum, then the squares about its mean.
     whole_chunk_partial<WG_PIX / 2>(acc_a, acc_b, part, published,
                                     1.0f / (float)(2 * C * WG_PIX));
+    WG_TS(5)
     if (CHUNKS > 1) exchange_push(x, CHUNKS, published);
     // While the peers finish: the gate and map offset of each pixel.
     chunk_pixels<WG_PIX>(l, ids + tk, boundary, uncertainty, b, H, W, T, gw, p0, p0 + WG_PIX,
-                         pixel_alpha, pixel_offset);
+                         pixel_alpha, nullptr);
+    WG_TS(6)
     if (threadIdx.x == 0) {
         if (CHUNKS > 1) {
             exchange_stats<WG_PIX>(x, partial, CHUNKS, C, P, stat);
@@ -251,47 +365,68 @@ __device__ __forceinline__ void refine_apply_wg(
         }
     }
     __syncthreads();
+    WG_TS(7)
     if (l0map && !keeps_l0(cover, b, ids[tk], H, T, gw)) l0map = nullptr;
 
     const float mean = stat[0], inv = stat[1];
+    {
+        // The thread's pixel pairs: n = 8j + 2q sits (8j / T) rows and (8j % T) + 2q columns past
+        // the chunk's first pixel, whose offset in a plane is the tile's origin plus p0's row.
+        const int id = ids[tk];
+        const long long org =
+            (long long)((id / gw) * T + p0 / T) * W + (id % gw) * T + 2 * q;
+        FoldedPair f[2];
+        long long at0[2];
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-        const int c = ra + 8 * half;
-        const FoldedPair f = fold_pair(mean, inv, norm_w[c], norm_b[c], norm_w[C + c],
-                                       norm_b[C + c], gamma_beta[c], gamma_beta[C + c]);
-        const long long plane = ((long long)b * C + c) * H * W;
-#pragma unroll
-        for (int j = 0; j < WG_PIX / 8; ++j) {
-            const int n = 8 * j + 2 * q;
-            const float2 xv = *reinterpret_cast<const float2*>(base + c * WG_BASE_STRIDE + n);
-            const float xs[2] = {xv.x, xv.y};
-            float o[2], d[2];
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                o[e] = folded_output(f, acc_a[4 * j + 2 * half + e], acc_b[4 * j + 2 * half + e],
-                                     xs[e], pixel_alpha[n + e]);
-                d[e] = o[e] - xs[e];
-            }
-            // n is even and T too: the pair lies in one row of the tile, at an even offset.
-            const long long at = plane + pixel_offset[n];
-            store_pair(heavy + at, o[0], o[1]);
-            if (l0map) *reinterpret_cast<float2*>(l0map + at) = make_float2(o[0], o[1]);
-            if (detail) store_pair(detail + at, d[0], d[1]);
+        for (int half = 0; half < 2; ++half) {
+            const int c = ra + 8 * half;
+            f[half] = fold_pair(mean, inv, norm_w[c], norm_b[c], norm_w[C + c], norm_b[C + c],
+                                gamma_beta[c], gamma_beta[C + c]);
+            at0[half] = ((long long)b * C + c) * H * W + org;
         }
+        if (detail)
+            wg_finish<T, true, false>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
+                                      l0map, W, ra, q);
+        else if (l0map)
+            wg_finish<T, false, true>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
+                                      l0map, W, ra, q);
+        else
+            wg_finish<T, false, false>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
+                                       l0map, W, ra, q);
     }
+#ifdef WG_TRACE
+    WG_TS(8)
+    if (threadIdx.x == 0) {
+        unsigned long long g_end, smid;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_end));
+        asm volatile("{ .reg .u32 s; mov.u32 s, %%smid; cvt.u64.u32 %0, s; }" : "=l"(smid));
+        const unsigned idx = atomicAdd(&wg_trace_n, 1u);
+        if (idx >= WG_TRACE_FROM && idx < WG_TRACE_FROM + 2000)
+            printf("WGT %d %u %llu %d %d %d %llu %llu %lld %lld %lld %lld %lld %lld %lld %lld\n", T,
+                   idx, smid, chunk, k, b, g_start, g_end, wg_ts[1] - wg_ts[0],
+                   wg_ts[2] - wg_ts[0], wg_ts[3] - wg_ts[0], wg_ts[4] - wg_ts[0],
+                   wg_ts[5] - wg_ts[0], wg_ts[6] - wg_ts[0], wg_ts[7] - wg_ts[0],
+                   wg_ts[8] - wg_ts[0]);
+    }
+#endif
 }
 
 // Two CTAs a SM: at most 128 registers (the 64 accumulators and two k steps of fragments).
-#define WG_ENTRY(NAME, TT)                                                                        \
+// SRC, MAP: what the tile is read from (see refine_apply_wg).
+#define WG_ENTRY(NAME, TT, SRC, MAP)                                                              \
     extern "C" __global__ void __launch_bounds__(THREADS, 2) NAME(                                \
-        const float* __restrict__ packed, const float* __restrict__ film,                         \
+        const SRC* __restrict__ src, const float* __restrict__ film,                              \
         const float* __restrict__ weights, const int* __restrict__ ids,                           \
         const S* __restrict__ boundary, const S* __restrict__ uncertainty, S* __restrict__ heavy, \
         S* __restrict__ detail, float* __restrict__ l0map, const unsigned char* __restrict__ cover,\
         int C, int H, int W, int t, int gw, int K) {                                              \
-        refine_apply_wg<TT>(packed, film, weights, ids, boundary, uncertainty, heavy, detail,    \
-                            l0map, cover, H, W, gw, K);                                           \
+        refine_apply_wg<TT, SRC, MAP>(src, film, weights, ids, boundary, uncertainty, heavy,      \
+                                      detail, l0map, cover, H, W, gw, K);                         \
     }
-WG_ENTRY(ff_refine_wg_c128_t16, 16)
-WG_ENTRY(ff_refine_wg_c128_t8, 8)
+WG_ENTRY(ff_refine_wg_c128_t16, 16, float, false)
+WG_ENTRY(ff_refine_wg_c128_t8, 8, float, false)
+WG_ENTRY(ff_refine_wg_map_s_c128_t16, 16, S, true)
+WG_ENTRY(ff_refine_wg_map_s_c128_t8, 8, S, true)
+WG_ENTRY(ff_refine_wg_map_f_c128_t16, 16, float, true)
+WG_ENTRY(ff_refine_wg_map_f_c128_t8, 8, float, true)
 #endif
