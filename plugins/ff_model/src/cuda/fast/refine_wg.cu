@@ -44,7 +44,7 @@
 // B=8 129.1 -> 128.0, call 4); every builder unit's loads issued before any unit's work: B=8
 // +2.2 (call 1). WG_TRACE's phase clocks (call 1, medians, t = 16): a CTA alone on its SM
 // (B=1) ~14,100 cycles (build 3,350, GEMM 3,500, finish 2,900); two a SM at B=8 ~26,100 (build
-// 6,900, GEMM 5,300, finish 4,100): two CTAs a SM ran barely more chunks a second than one.
+// 6,900, GEMM 5,300, finish 4,100): two CTAs a SM ran about as many chunks a second as one.
 #if DTYPE == 1 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define WG_PIX 64
 #define WG_C 128
