@@ -142,7 +142,8 @@ impl DeviceState {
 
     /// Only the two levels' refine blocks of one call, on the runs' streams, with the next
     /// buffer set's outputs: what they cost without the rest of the frame (the bench's
-    /// `--stage refines`). They read the packed tiles, FiLM vectors and selections the last
+    /// `--stage refines`). They read the packed tiles (pack-free levels: the maps), FiLM
+    /// vectors and selections the last
     /// [`DeviceState::launch_fast`] left, so one must have run; the outputs are then the
     /// refines' part of a frame, not a whole one.
     pub fn launch_refines(&mut self, problem: &FfProblem) -> Result<(), PluginError> {

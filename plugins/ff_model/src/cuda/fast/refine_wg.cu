@@ -122,7 +122,6 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b));
 }
 
-
 // The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
 // each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
 // detail map, L0MAP: L0's f32 result, as the level and tile ask (one copy each, no branch in
