@@ -30,9 +30,7 @@ __device__ __forceinline__ float4 load4_f32<float>(const float* p) {
 #if DTYPE != 0
 template <>
 __device__ __forceinline__ float4 load4_f32<S>(const S* p) {
-    const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
-    return make_float4(to_f32((S)(v.x & 0xffffu)), to_f32((S)(v.x >> 16)),
-                       to_f32((S)(v.y & 0xffffu)), to_f32((S)(v.y >> 16)));
+    return unpack4(__ldcs(reinterpret_cast<const uint2*>(p)));
 }
 #endif
 

@@ -113,16 +113,22 @@ __device__ __forceinline__ S from_f32(float f) {
 #endif
 }
 
+#if DTYPE != 0
+// Four 16-bit elements packed in a uint2 (the first in the low half of x), as f32.
+__device__ __forceinline__ float4 unpack4(uint2 v) {
+    return make_float4(to_f32((S)(v.x & 0xffffu)), to_f32((S)(v.x >> 16)),
+                       to_f32((S)(v.y & 0xffffu)), to_f32((S)(v.y >> 16)));
+}
+#endif
+
 // Four consecutive elements from a 16-byte (f32) or 8-byte (16-bit storage) aligned address,
-// as f32.
+// as f32 (pack.cu's load4_f32 is the evict-first variant).
 __device__ __forceinline__ float4 load4(const float* p) {
     return *reinterpret_cast<const float4*>(p);
 }
 #if DTYPE != 0
 __device__ __forceinline__ float4 load4(const S* p) {
-    const uint2 v = *reinterpret_cast<const uint2*>(p);
-    return make_float4(to_f32((S)(v.x & 0xffffu)), to_f32((S)(v.x >> 16)),
-                       to_f32((S)(v.y & 0xffffu)), to_f32((S)(v.y >> 16)));
+    return unpack4(*reinterpret_cast<const uint2*>(p));
 }
 #endif
 

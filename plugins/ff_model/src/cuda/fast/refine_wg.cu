@@ -83,25 +83,24 @@ __device__ __forceinline__ unsigned long long wg_desc(unsigned addr) {
            ((unsigned long long)(WG_LBO >> 4) << 16) | ((unsigned long long)(WG_SBO >> 4) << 32);
 }
 
-// hi = v rounded to fp16 and lo = the rounded remainder, for two values at once (cvt.rn.f16x2:
-// one ALU instruction where two single conversions take the conversion unit).
-__device__ __forceinline__ void split_pair(float v0, float v1, unsigned short (&hi)[2],
-                                           unsigned short (&lo)[2]) {
-    unsigned h, l;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(v1), "f"(v0));
-    hi[0] = (unsigned short)(h & 0xFFFFu);
-    hi[1] = (unsigned short)(h >> 16);
-    const float r0 = v0 - to_f32(hi[0]), r1 = v1 - to_f32(hi[1]);
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(l) : "f"(r1), "f"(r0));
-    lo[0] = (unsigned short)(l & 0xFFFFu);
-    lo[1] = (unsigned short)(l >> 16);
-}
-
-// hi = (v0, v1) rounded to fp16 as one pair (v0 in the low half), lo = the rounded remainders.
+// hi = (v0, v1) rounded to fp16 as one pair (v0 in the low half), lo = the rounded remainders
+// (cvt.rn.f16x2: one ALU instruction where two single conversions take the conversion unit):
+// two adjacent channels of a pixel, one word each.
 __device__ __forceinline__ void split_channels(float v0, float v1, unsigned& hi, unsigned& lo) {
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(hi) : "f"(v1), "f"(v0));
     const float r0 = v0 - to_f32((S)(hi & 0xFFFFu)), r1 = v1 - to_f32((S)(hi >> 16));
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(lo) : "f"(r1), "f"(r0));
+}
+
+// split_channels for two pixels of one channel, each part as its two 16-bit halves.
+__device__ __forceinline__ void split_pair(float v0, float v1, unsigned short (&hi)[2],
+                                           unsigned short (&lo)[2]) {
+    unsigned h, l;
+    split_channels(v0, v1, h, l);
+    hi[0] = (unsigned short)(h & 0xFFFFu);
+    hi[1] = (unsigned short)(h >> 16);
+    lo[0] = (unsigned short)(l & 0xFFFFu);
+    lo[1] = (unsigned short)(l >> 16);
 }
 
 // d (m64n64, f32) += a (64x16: each warp's 16 rows in registers, the m16n8k16 A fragment) * b
