@@ -54,6 +54,9 @@ pub const FC1_ROWS: usize = 32;
 pub const FILM_TOKENS: usize = 4;
 /// Rows of FiLM's second linear one `ff_film_out` block computes (`FC2_ROWS` in the source).
 pub const FC2_ROWS: usize = 64;
+/// Channels a block of the pack-free levels' FiLM scan takes (`SCAN_MAP_CHANNELS` in the
+/// source; its warps split each channel's tiles).
+pub const SCAN_MAP_CHANNELS: usize = 4;
 /// The most CTAs of one `ff_refine_apply` cluster (`MAX_CLUSTER` in the source): the portable
 /// cluster size, so tiles up to 16x16 (eight chunks) run fused.
 pub const MAX_CLUSTER: usize = 8;
@@ -110,6 +113,19 @@ pub const WG_SMEM: usize =
 // Two wgmma CTAs fit a SM's 228 KiB beside their static shared memory (under 4 KiB, ptxas) and
 // the 1 KiB the driver reserves a CTA.
 const _: () = assert!(2 * (WG_SMEM + 4 * 1024 + 1024) <= 228 * 1024);
+/// Dynamic shared memory a wgmma refine launch asks for at tile size `t`: `WG_SMEM` (two CTAs
+/// a SM) at t = 16, at t = 8 [`WG_SMEM_ALONE`] (one a SM). Two t = 8 CTAs on one SM take more
+/// than twice as long as one (H200, Nsight Compute, thirtieth session, call 2: L1's refine
+/// at B=8 in one run, 256 CTAs, 26.0 us; a run of three frames, 96 CTAs, one a SM, 10.5);
+/// in process, B=8 114.3 -> 113.0 us, two rounds, the profile and B=3 unchanged; t = 16 alone
+/// on its SM lost (B=8 126.1-126.4, B=3 68.1 -> 71.2; call 4 of
+/// `benches/results/device_scripts_2026-11-28_s30.sh`).
+pub fn wg_smem(t: usize) -> usize {
+    if t == 8 { WG_SMEM_ALONE } else { WG_SMEM }
+}
+/// More than half of a SM's 228 KiB: a CTA that asks for it has its SM to itself.
+pub const WG_SMEM_ALONE: usize = 120 * 1024;
+const _: () = assert!(2 * WG_SMEM_ALONE > 228 * 1024 && WG_SMEM_ALONE + 4 * 1024 <= 227 * 1024);
 
 /// The index in [`WG_SHAPES`] of the wgmma refine a level of `channels` channels and `t`-pixel
 /// tiles runs, if it has one.
@@ -173,6 +189,7 @@ mod tests {
             ("FC1_ROWS", FC1_ROWS),
             ("FC2_ROWS", FC2_ROWS),
             ("FILM_TOKENS", FILM_TOKENS),
+            ("SCAN_MAP_CHANNELS", SCAN_MAP_CHANNELS),
             ("MAX_CLUSTER", MAX_CLUSTER),
             ("WARPS", WARPS),
             ("WG_PIX", WG_PIX),

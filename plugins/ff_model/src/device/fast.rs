@@ -38,7 +38,7 @@ use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
     program::{
         APPLY_PER_THREAD, BASE_BANDS_PER_BLOCK, BASE_CHANNELS, FC1_ROWS, FC2_ROWS, FILM_TOKENS,
-        THREADS, WARPS, WG_PIX, WG_SMEM,
+        SCAN_MAP_CHANNELS, THREADS, WARPS, WG_PIX, wg_smem,
     },
 };
 
@@ -308,9 +308,10 @@ impl Level<'_> {
                 .int(w)
                 .int(gw)
                 .int(k);
-            let smem = (1 + WARPS) * l.k * std::mem::size_of::<f32>();
-            let cfg = config((b, channel_groups, 1), smem);
-            // SAFETY: see `go`; shared memory for K tile ids and WARPS * K tile means.
+            let smem = (1 + SCAN_MAP_CHANNELS) * l.k * std::mem::size_of::<f32>();
+            let cfg = config((b, (c as usize).div_ceil(SCAN_MAP_CHANNELS), 1), smem);
+            // SAFETY: see `go`; shared memory for K tile ids and SCAN_MAP_CHANNELS * K tile
+            // means.
             unsafe { Self::go(a, cfg, "ff_film_scan_map", None)? };
         } else {
             let mut a = match source {
@@ -401,18 +402,19 @@ impl Level<'_> {
                 let name = name.unwrap_or("ff_refine_apply_lean");
                 self.fused(function, name, l.lean_smem, l.chunks, false)
             }
-            // Its chunks are WG_PIX pixels, not CHUNK; a pack-free level's reads the map.
+            // Its chunks are WG_PIX pixels, not CHUNK (t = 8: one CTA a SM, `wg_smem`); a pack-free
+            // level's reads the map.
             LevelRefine::Wg => {
-                let chunks = l.t * l.t / WG_PIX;
+                let (chunks, smem) = (l.t * l.t / WG_PIX, wg_smem(l.t));
                 match self.map_kernels() {
                     Some(kernels) => {
                         let function = &kernels.refine[self.source_index()];
-                        self.fused(Some(function), "ff_refine_wg_map", WG_SMEM, chunks, true)
+                        self.fused(Some(function), "ff_refine_wg_map", smem, chunks, true)
                     }
                     None => {
                         let (function, name) = fast.wg(c, l.t).unzip();
                         let name = name.unwrap_or("ff_refine_wg");
-                        self.fused(function, name, WG_SMEM, chunks, false)
+                        self.fused(function, name, smem, chunks, false)
                     }
                 }
             }

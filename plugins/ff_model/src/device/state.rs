@@ -315,12 +315,12 @@ impl DeviceState {
             .chain(fast.refine_apply.iter().map(|f| (f, smem)))
             .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)))
             .chain(fast.lean_shaped.iter().map(|f| (f, lean)))
-            .chain(fast.wg.iter().map(|f| (f, program::WG_SMEM)))
+            .chain(fast.wg.iter().map(|f| (f, program::WG_SMEM_ALONE)))
             .chain(
                 fast.wg_map
                     .iter()
                     .flat_map(|m| &m.refine)
-                    .map(|f| (f, program::WG_SMEM)),
+                    .map(|f| (f, program::WG_SMEM_ALONE)),
             );
         for (refine, smem) in opt_in {
             if smem > 48 * 1024 {

@@ -120,49 +120,60 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
 
 #if DTYPE == 1 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // ff_film_scan_map_*: the wgmma refine's levels (fp16, C = 128, t = 16 or 8) take their tokens
-// from the level's source map here, with no pack launch (the refine reads the map itself): the
-// block's K tile ids into shared memory, then each warp its channel's K tile means (ff_pack's
-// sums in ff_pack's order: the same tokens), TB tiles' loads in flight at a time, then the scan.
-// Dynamic shared memory: K ints, then WARPS * K floats.
+// from the level's source map here, with no pack launch (the refine reads the map itself): grid
+// (B, C / SCAN_MAP_CHANNELS). The block's K tile ids into shared memory; the WARPS /
+// SCAN_MAP_CHANNELS warps of a channel split its tiles (tile k to warp k % that), each tile's
+// mean being ff_pack's sum in ff_pack's order (the same tokens), TB tiles' loads in flight a
+// warp; then the first warp of each channel scans. Dynamic shared memory: K ints, then
+// SCAN_MAP_CHANNELS * K floats. Against a warp a channel over all its tiles (eight channels a
+// block), H200, in process, two rounds (thirtieth session, call 3 of
+// benches/results/device_scripts_2026-11-28_s30.sh): B=8 116.9 -> 115.2 us with four channels a
+// block (two: 118.2, one: 123.5); the launch alone (Nsight Compute) at L0 9.3 -> 7.3-7.7 us.
+#define SCAN_MAP_CHANNELS 4
 template <typename SRC, int T>
 __device__ __forceinline__ void film_scan_map(const SRC* __restrict__ src,
                                               const int* __restrict__ ids,
                                               const float* __restrict__ weights,
                                               float* __restrict__ scanned, int C, int H, int W,
                                               int gw, int K) {
+    constexpr int WPC = WARPS / SCAN_MAP_CHANNELS;  // warps a channel
+    static_assert(WARPS % SCAN_MAP_CHANNELS == 0, "film_scan_map's warps");
     extern __shared__ float scan_smem[];
     int* tid = reinterpret_cast<int*>(scan_smem);
     const int b = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int c = blockIdx.y * WARPS + warp;
+    const int ch = warp / WPC, part = warp % WPC, c = blockIdx.y * SCAN_MAP_CHANNELS + ch;
     for (int i = threadIdx.x; i < K; i += THREADS) tid[i] = ids[(long long)b * K + i];
     __syncthreads();
-    if (c >= C) return;
-    float* tok = scan_smem + K + warp * K;
-    constexpr int P = T * T, QUADS = P / 4, NQ = (QUADS + 31) / 32, TB = 16 / NQ;
-    const SRC* plane = src + ((long long)b * C + c) * H * W;
-    for (int k0 = 0; k0 < K; k0 += TB) {
-        float4 v[TB][NQ];
+    float* tok = scan_smem + K + ch * K;
+    if (c < C) {
+        constexpr int P = T * T, QUADS = P / 4, NQ = (QUADS + 31) / 32, TB = 16 / NQ;
+        const SRC* plane = src + ((long long)b * C + c) * H * W;
+        for (int k0 = part; k0 < K; k0 += TB * WPC) {
+            float4 v[TB][NQ];
 #pragma unroll
-        for (int i = 0; i < TB; ++i) {
-            const int id = tid[min(k0 + i, K - 1)];
-            const SRC* t0 = plane + (long long)(id / gw) * T * W + (id % gw) * T;
+            for (int i = 0; i < TB; ++i) {
+                const int id = tid[min(k0 + i * WPC, K - 1)];
+                const SRC* t0 = plane + (long long)(id / gw) * T * W + (id % gw) * T;
 #pragma unroll
-            for (int u = 0; u < NQ; ++u) {
-                const int p = 4 * min(lane + 32 * u, QUADS - 1), py = p / T;
-                v[i][u] = load4(t0 + (long long)py * W + p - py * T);
+                for (int u = 0; u < NQ; ++u) {
+                    const int p = 4 * min(lane + 32 * u, QUADS - 1), py = p / T;
+                    v[i][u] = load4(t0 + (long long)py * W + p - py * T);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < TB; ++i) {
+                float sum = 0.0f;
+#pragma unroll
+                for (int u = 0; u < NQ; ++u)
+                    if (lane + 32 * u < QUADS)
+                        sum += (v[i][u].x + v[i][u].y) + (v[i][u].z + v[i][u].w);
+                sum = warp_sum(sum);
+                if (lane == 0 && k0 + i * WPC < K) tok[k0 + i * WPC] = sum / (float)P;
             }
         }
-#pragma unroll
-        for (int i = 0; i < TB; ++i) {
-            float sum = 0.0f;
-#pragma unroll
-            for (int u = 0; u < NQ; ++u)
-                if (lane + 32 * u < QUADS) sum += (v[i][u].x + v[i][u].y) + (v[i][u].z + v[i][u].w);
-            sum = warp_sum(sum);
-            if (lane == 0 && k0 + i < K) tok[k0 + i] = sum / (float)P;
-        }
     }
-    __syncwarp();
+    __syncthreads();
+    if (c >= C || part != 0) return;
     const Level l = level_at(weights, C);
     film_scan_channel(tok, 1, scanned + (long long)b * K * C + c, l, C, K, c);
 }
