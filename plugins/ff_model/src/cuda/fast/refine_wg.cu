@@ -7,7 +7,8 @@
 // The refine of ff_refine_apply_lean's shape copies (same arguments, same formulas, the GEMM's
 // operands split the same way: the fp16 weights, the depthwise output as hi + lo), cut
 // differently: a CTA takes WG_PIX = 64 pixels (four rows of a 16-pixel tile, the tile's four CTAs
-// one cluster; or a whole 8-pixel tile, no peer) instead of 32, two CTAs a SM, and
+// one cluster; or a whole 8-pixel tile, no peer) instead of 32, two CTAs a SM (t = 8: one, by the
+// shared memory the host asks for, program::wg_smem), and
 //   1. the operand is built in units of one channel's column quad (four pixels) over the chunk's
 //      rows (at t = 16 two adjacent channels' quads), a channel's quads on consecutive lanes:
 //      each unit loads its quad of the rows once (a warp's loads of a row read whole segments),
@@ -409,7 +410,8 @@ __device__ __forceinline__ void refine_apply_wg(
 #endif
 }
 
-// Two CTAs a SM: at most 128 registers (the 64 accumulators and two k steps of fragments).
+// Two CTAs a SM fit its registers: at most 128 a thread (the 64 accumulators and two k steps of
+// fragments).
 // SRC, MAP: what the tile is read from (see refine_apply_wg).
 #define WG_ENTRY(NAME, TT, SRC, MAP)                                                              \
     extern "C" __global__ void __launch_bounds__(THREADS, 2) NAME(                                \
