@@ -176,4 +176,18 @@ call6() {  # self-checks; in process and apex-host against s29's build; the acce
   cat $OUT/table.txt
 }
 
+call8() {  # why two t = 8 wgmma CTAs on a SM take 2.5x one: Nsight Compute, B=8 in one run (256 CTAs)
+  for m in 2 1; do
+    local e=APEX_NONE=1; [ $m = 1 ] && e=APEX_FF_WG8_SMEM=120000
+    env $e APEX_FF_RUN_FRAMES=8 timeout 150 ncu --kernel-name regex:ff_refine_wg_c128_t8 --launch-skip 20 --launch-count 1 \
+      --cache-control none --clock-control none --section SpeedOfLight --section WarpStateStats \
+      --section SchedulerStats --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+      --metrics regex:smsp__pcsamp_warps_issue_stalled_.*,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum \
+      $B/ff_x30c --bench-only --only B=8 --refine auto > $OUT/ncu_t8_${m}_a_sm.log 2>&1
+    echo "== t8, $m a SM"
+    grep -E "Duration|Registers Per|Shared Memory Config|Dynamic Shared|Achieved Occ|Theoretical Occ|Warp Cycles Per Issued|No Eligible|Issued Warp|L1/TEX Hit|L2 Hit|Memory Throughput|DRAM Throughput|sector_hit_rate|inst_executed.sum" $OUT/ncu_t8_${m}_a_sm.log | head -24
+    grep -E "pcsamp_warps_issue_stalled" $OUT/ncu_t8_${m}_a_sm.log | grep -v not_issued | sort -k3 -n -r | head -8
+  done
+}
+
 "$@"

@@ -114,11 +114,12 @@ pub const WG_SMEM: usize =
 // the 1 KiB the driver reserves a CTA.
 const _: () = assert!(2 * (WG_SMEM + 4 * 1024 + 1024) <= 228 * 1024);
 /// Dynamic shared memory a wgmma refine launch asks for at tile size `t`: `WG_SMEM` (two CTAs
-/// a SM) at t = 16, at t = 8 [`WG_SMEM_ALONE`] (one a SM). Two t = 8 CTAs on one SM take more
-/// than twice as long as one (H200, Nsight Compute, thirtieth session, call 2: L1's refine
-/// at B=8 in one run, 256 CTAs, 26.0 us; a run of three frames, 96 CTAs, one a SM, 10.5);
-/// in process, B=8 114.3 -> 113.0 us, two rounds, the profile and B=3 unchanged; t = 16 alone
-/// on its SM lost (B=8 126.1-126.4, B=3 68.1 -> 71.2; call 4 of
+/// a SM) at t = 16, at t = 8 [`WG_SMEM_ALONE`] (one a SM). A SM runs about as many t = 8 CTAs
+/// a second with one as with two (H200, Nsight Compute, thirtieth session, call 8: L1's refine
+/// at B=8 in one run, 256 CTAs, 27.0 us two a SM, 28.2 one a SM in two waves), and in the call's
+/// graph one a SM won (in process, B=8 114.3 -> 113.0 us, two rounds, the profile and B=3
+/// unchanged; a reading: it leaves the other runs' launches room); t = 16 alone on its SM lost
+/// (B=8 126.1-126.4, B=3 68.1 -> 71.2; call 4 of
 /// `benches/results/device_scripts_2026-11-28_s30.sh`).
 pub fn wg_smem(t: usize) -> usize {
     if t == 8 { WG_SMEM_ALONE } else { WG_SMEM }
