@@ -24,7 +24,7 @@
 // (forward first, read back by the same warp for the backward pass).
 //
 // ff_film_scan_map_{s,f}_t16 / _t8 (the pack-free wgmma levels, device/fast.rs): the same scan,
-// each warp first taking its channel's K tile means from the level's source map itself, as the
+// a channel's warps first taking its K tile means from the level's source map itself, as the
 // pack would have (its sums, its order), so that the level launches no pack.
 #define FC1_ROWS 32
 #define FC2_ROWS 64
