@@ -192,6 +192,13 @@ pub struct DeviceOutputs {
     pub ids_l1: Vec<i32>,
 }
 
+/// A wgmma refine entry point of a `WG_SHAPES` shape with the shared memory it launches with.
+fn wg_opt_in<'f>(
+    (f, &(_, t, _)): (&'f CudaFunction, &(usize, usize, &str)),
+) -> (&'f CudaFunction, usize) {
+    (f, program::wg_smem(t))
+}
+
 /// Every tile id of a `gh x gw` grid in Hilbert order.
 fn hilbert_table(gh: usize, gw: usize) -> Vec<i32> {
     let mut ids: Vec<usize> = (0..gh * gw).collect();
@@ -315,12 +322,14 @@ impl DeviceState {
             .chain(fast.refine_apply.iter().map(|f| (f, smem)))
             .chain(fast.refine_apply_lean.iter().map(|f| (f, lean)))
             .chain(fast.lean_shaped.iter().map(|f| (f, lean)))
-            .chain(fast.wg.iter().map(|f| (f, program::WG_SMEM_ALONE)))
+            // Each wgmma refine (both sources of its pack-free copy too) at what its shape
+            // launches with: `WG_SHAPES` order, as `wg` and `wg_map` are.
+            .chain(fast.wg.iter().zip(&program::WG_SHAPES).map(wg_opt_in))
             .chain(
                 fast.wg_map
                     .iter()
-                    .flat_map(|m| &m.refine)
-                    .map(|f| (f, program::WG_SMEM_ALONE)),
+                    .zip(&program::WG_SHAPES)
+                    .flat_map(|(m, shape)| m.refine.iter().map(move |f| wg_opt_in((f, shape)))),
             );
         for (refine, smem) in opt_in {
             if smem > 48 * 1024 {
