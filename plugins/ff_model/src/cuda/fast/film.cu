@@ -111,6 +111,7 @@ __device__ __forceinline__ void film_scan_channel(const float* tok, int ts, floa
 extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
     const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ scanned,
     int C, int K) {
+    FF_TL(TL_SCAN, scanned);
     const int b = blockIdx.x, c = blockIdx.y * WARPS + (threadIdx.x >> 5);
     if (c >= C) return;
     const Level l = level_at(weights, C);
@@ -183,6 +184,7 @@ __device__ __forceinline__ void film_scan_map(const SRC* __restrict__ src,
         const SRC* __restrict__ src, const int* __restrict__ ids,                               \
         const float* __restrict__ weights, float* __restrict__ scanned, int C, int H, int W,    \
         int gw, int K) {                                                                        \
+        FF_TL(TL_SCAN_MAP, scanned);                                                            \
         film_scan_map<SRC, TT>(src, ids, weights, scanned, C, H, W, gw, K);                     \
     }
 SCAN_MAP_ENTRY(ff_film_scan_map_s_t16, S, 16)
@@ -290,13 +292,14 @@ __device__ __forceinline__ void film_out(const float* __restrict__ hidden,
     }
 }
 
-#define FILM_ENTRY(NAME, BODY, TILES)                                                             \
+#define FILM_ENTRY(NAME, BODY, TILES, TL_KIND)                                                    \
     extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                   \
         const float* __restrict__ in, const float* __restrict__ weights, float* __restrict__ out, \
         int C, int K, int B) {                                                                    \
+        FF_TL(TL_KIND, out);                                                                      \
         BODY<TILES>(in, weights, out, C, K, B);                                                   \
     }
-FILM_ENTRY(ff_film_fc1, film_fc1, 1)
-FILM_ENTRY(ff_film_fc1_x2, film_fc1, 2)
-FILM_ENTRY(ff_film_out, film_out, 1)
-FILM_ENTRY(ff_film_out_x2, film_out, 2)
+FILM_ENTRY(ff_film_fc1, film_fc1, 1, TL_FC1)
+FILM_ENTRY(ff_film_fc1_x2, film_fc1, 2, TL_FC1)
+FILM_ENTRY(ff_film_out, film_out, 1, TL_OUT)
+FILM_ENTRY(ff_film_out_x2, film_out, 2, TL_OUT)

@@ -94,12 +94,14 @@ __device__ void ff_pack(const T* __restrict__ src, const int* __restrict__ ids,
 extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_s(
     const S* __restrict__ src, const int* __restrict__ ids, float* __restrict__ packed,
     float* __restrict__ tokens, int C, int H, int W, int t, int gw, int K) {
+    FF_TL(TL_PACK, tokens);
     ff_pack<S>(src, ids, packed, tokens, C, H, W, t, gw, K);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
     const float* __restrict__ src, const int* __restrict__ ids, float* __restrict__ packed,
     float* __restrict__ tokens, int C, int H, int W, int t, int gw, int K) {
+    FF_TL(TL_PACK, tokens);
     ff_pack<float>(src, ids, packed, tokens, C, H, W, t, gw, K);
 }
 

@@ -80,6 +80,61 @@
 // index, load unconditionally into registers, then guard only the stores.
 #define STAGE 8
 
+#ifdef FF_TIMELINE
+// A diagnostic, off unless compiled in (APEX_NVRTC_DEFINES="FF_TIMELINE FF_TIMELINE_CALL=N"):
+// the timeline of one call as the GPU ran it, which no profiler here gives (no Nsight Systems on
+// the GPU machine; Nsight Compute serialises the launches). Thread 0 of every CTA of call N
+// (ff_select's first block counts the calls, from 1) records its kernel (FfTlKernel), a key
+// that tells the runs of frames apart (bits 8..31 of a pointer the launch writes), its CTA and
+// SM, and the globaltimer at its entry and exit, into device memory: no printf while the call
+// runs. ff_select of call N + 1 prints the records as `FTL kernel key cta sm start end` lines
+// (benches/results/device_scripts_2026-11-28_s31.sh: timeline_summary). Thread 0's exit stands
+// for its CTA's; ff_select's other blocks read the count racing its first block, so its row
+// may miss a block. A traced B=8 call ran ~2 us slower than an untraced one (H200, 114.9
+// against 112.7 us, thirty-first session).
+#define FF_TL_MAX 16384
+enum FfTlKernel {
+    TL_SELECT, TL_BASE, TL_PACK, TL_SCAN, TL_SCAN_MAP, TL_FC1, TL_OUT, TL_REFINE_T16,
+    TL_REFINE_T8, TL_REFINE_OTHER
+};
+__device__ unsigned int ff_tl_call;
+__device__ unsigned int ff_tl_n;
+__device__ unsigned long long ff_tl_rec[FF_TL_MAX][3];
+__device__ __forceinline__ unsigned long long ff_tl_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+struct FfTimeline {
+    unsigned long long head, start;
+    bool on;
+    __device__ FfTimeline(int kernel, const void* key) {
+        on = threadIdx.x == 0 && *(volatile unsigned*)&ff_tl_call == FF_TIMELINE_CALL;
+        if (!on) return;
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const unsigned cta = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+        head = ((unsigned long long)kernel << 56) |
+               ((((unsigned long long)key >> 8) & 0xFFFFFFull) << 32) |
+               ((unsigned long long)(cta & 0xFFFFu) << 16) | (smid & 0xFFFFu);
+        start = ff_tl_now();
+    }
+    __device__ ~FfTimeline() {
+        if (!on) return;
+        const unsigned long long end = ff_tl_now();
+        const unsigned i = atomicAdd(&ff_tl_n, 1u);
+        if (i < FF_TL_MAX) {
+            ff_tl_rec[i][0] = head;
+            ff_tl_rec[i][1] = start;
+            ff_tl_rec[i][2] = end;
+        }
+    }
+};
+#define FF_TL(kernel, key) const FfTimeline ff_tl_scope(kernel, key)
+#else
+#define FF_TL(kernel, key)
+#endif
+
 #if DTYPE == 0
 typedef float S;
 #else
