@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# Thirty-first session (2026-11-28): the B=8 frame's timeline. Usage on the device machine:
-#   bash benches/results/device_scripts_2026-11-28_s31.sh callN
-# Binaries in .device/bin: ff_s31 (ff_model_gpu_check of this session's tree; FF_TIMELINE, like
-# WG_TRACE, changes nothing unless compiled in through APEX_NVRTC_DEFINES); ff_x31 (ff_s31 plus
-# experiment switches, none of which changes anything unless set):
-#   APEX_FF_X_BASE=skip|l0film|l0  ff_base left out / after every run's L0 FiLM / after every
-#                                  run's L0 level (default: beside the levels from the selection)
-#   APEX_FF_X_PRIO=film:p,refine:p launch priorities (lower is greater; with APEX_GRAPH_NODE_PRIO=1
-#                                  the bench's graph is instantiated with node priorities)
-# ff_h31: ff_x31 with the wgmma refine's tile rows loaded before its FiLM staging (refine_wg.cu).
-#   APEX_FF_X_RUN=n                runs of about n frames
-#   APEX_FF_X_PACKFREE=0|1         the pack-free wgmma levels forced off / on (default: > 1 run)
-#   APEX_FF_X_MEANS=1              pack-free levels: the token means in a pack's grid without the
-#                                  packed copy (ff_means_*), then ff_film_scan, not ff_film_scan_map
-#   APEX_FF_X_FILMTILES=1|2        tile indices a FiLM linear block takes (default 2 where runs > 1)
+# Thirty-first session (2026-11-28): the B=8 call's timeline, and schedules measured against it.
+# Usage on the device machine: bash benches/results/device_scripts_2026-11-28_s31.sh callN
+# Binaries in .device/bin (ff_model_gpu_check builds):
+#   ff_s31  the landed tree (729d97f): FF_TIMELINE, like WG_TRACE, changes nothing unless compiled
+#           in through APEX_NVRTC_DEFINES="FF_TIMELINE FF_TIMELINE_CALL=N"
+#   ff_x31  ff_s31 plus the switches of ff_model_schedule_experiments_s31.patch, none of which
+#           changes anything unless set:
+#     APEX_FF_X_BASE=skip|l0film|l0  ff_base left out / after every run's L0 FiLM / after every
+#                                    run's L0 level (default: beside the levels from the selection)
+#     APEX_FF_X_PRIO=film:p,refine:p launch priorities (lower is greater; with
+#                                    APEX_GRAPH_NODE_PRIO=1 the bench's graph is instantiated
+#                                    with node priorities)
+#     APEX_FF_X_RUN=n                runs of about n frames
+#     APEX_FF_X_PACKFREE=0|1         the pack-free wgmma levels forced off / on (default: > 1 run)
+#     APEX_FF_X_MEANS=1              pack-free levels: the token means in a pack's grid without
+#                                    the packed copy (ff_means_*), then ff_film_scan
+#     APEX_FF_X_FILMTILES=1|2        tile indices a FiLM linear block takes (default 2 where
+#                                    runs > 1)
+#   ff_h31  ff_x31 with the wgmma refine's tile rows loaded before its FiLM staging (the patch's
+#           refine_wg.cu hunk)
+#   ff_l1   ff_s31 plus ff_model_l1_frame_runs_experiment_s31.patch: APEX_FF_X_L1SPLIT=1 runs each
+#           run's L1 level as runs of one frame, each on a stream of its own, with its packs
 source benches/results/device_lib.sh
 
 timeline_summary() {  # $1: log with FTL lines (one call): each launch's span, then GPU residency
@@ -220,6 +227,23 @@ call7() {  # the landed tree (ff_s31): its self-check, the timeline of bf16 (lea
     timeline_summary /tmp/tl.log >> $OUT/timelines.txt
   done
   $B/ff_s31 --bench-only --only 'profile,B=8' --refine auto 2>&1 | grep -E '^(profile|B=[0-9]+) ' | tee -a $OUT/sweep.txt
+  timeline_brief $OUT/timelines.txt
+}
+
+call8() {  # L1 in runs of one frame (ff_l1, APEX_FF_X_L1SPLIT=1) against the landed path
+  for r in 1 2; do
+    for v in main l1split; do
+      local e=""; [ $v = l1split ] && e="APEX_FF_X_L1SPLIT=1"
+      env $e $B/ff_l1 --bench-only --only 'profile,B=3,B=8' --refine auto > /tmp/v.log 2>&1
+      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
+  APEX_FF_X_L1SPLIT=1 $B/ff_l1 --only 'profile,B=3,B=4,B=8,B=16' --refine auto > /tmp/c.log 2>&1
+  echo "check l1split rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+  grep -A3 '^FAIL' /tmp/c.log | head -8
+  APEX_FF_X_L1SPLIT=1 APEX_NVRTC_DEFINES="FF_TIMELINE FF_TIMELINE_CALL=300" $B/ff_l1 --bench-only --only B=8 --refine auto --precision fp16 > /tmp/tl.log 2>&1
+  echo "== timeline l1split rc=$?" >> $OUT/timelines.txt
+  timeline_summary /tmp/tl.log >> $OUT/timelines.txt
   timeline_brief $OUT/timelines.txt
 }
 
