@@ -19,6 +19,8 @@
 #                                    runs > 1)
 #   ff_h31  ff_x31 with the wgmma refine's tile rows loaded before its FiLM staging (the patch's
 #           refine_wg.cu hunk)
+#   ff_t8   ff_s31 plus ff_model_t8_last_run_experiment_s31.patch: APEX_FF_X_T8LAST=1 launches the
+#           last run's t = 8 wgmma refine with the shared memory of two CTAs a SM
 #   ff_l1   ff_s31 plus ff_model_l1_frame_runs_experiment_s31.patch: APEX_FF_X_L1SPLIT=1 runs each
 #           run's L1 level as runs of one frame, each on a stream of its own, with its packs
 source benches/results/device_lib.sh
@@ -245,6 +247,18 @@ call8() {  # L1 in runs of one frame (ff_l1, APEX_FF_X_L1SPLIT=1) against the la
   echo "== timeline l1split rc=$?" >> $OUT/timelines.txt
   timeline_summary /tmp/tl.log >> $OUT/timelines.txt
   timeline_brief $OUT/timelines.txt
+}
+
+call9() {  # the last run's t = 8 refine two CTAs a SM (ff_t8, APEX_FF_X_T8LAST=1)
+  for r in 1 2 3; do
+    for v in main t8last; do
+      local e=""; [ $v = t8last ] && e="APEX_FF_X_T8LAST=1"
+      env $e $B/ff_t8 --bench-only --only 'profile,B=8' --refine auto > /tmp/v.log 2>&1
+      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
+  APEX_FF_X_T8LAST=1 $B/ff_t8 --only 'B=4,B=8' --refine auto --precision fp16 > /tmp/c.log 2>&1
+  echo "check t8last rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
 }
 
 "$@"
