@@ -80,6 +80,24 @@ variant() {  # $1 label, then env assignments; the in-process bench of ff_x31 (B
   env "$@" $B/ff_x31 --bench-only --only 'profile,B=8' --refine auto > /tmp/v.log 2>&1
   echo "$label rc=$? $(grep -E '^(profile|B=8) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
 }
+switch_ab() {  # $1 rounds, $2 binary, $3 shapes, $4 label, then the switch's env assignments:
+  # the in-process bench without the switch ("main") and with it, alternating
+  local rounds=$1 bin=$2 shapes=$3 label=$4; shift 4
+  for r in $(seq "$rounds"); do
+    for v in main "$label"; do
+      local e=(); [ "$v" = main ] || e=("$@")
+      env "${e[@]}" $B/$bin --bench-only --only "$shapes" --refine auto > /tmp/v.log 2>&1
+      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
+}
+xcheck() {  # $1 label, $2 binary, $3 shapes, $4 storage (all: every one), then env assignments:
+  # the self-check under auto, counted into $OUT/sweep.txt
+  local label=$1 bin=$2 shapes=$3 prec=$4; shift 4
+  local p=(); [ "$prec" = all ] || p=(--precision "$prec")
+  env "$@" $B/$bin --only "$shapes" --refine auto "${p[@]}" > /tmp/c.log 2>&1
+  echo "check $label rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+}
 timeline() {  # $1 label, then env assignments: the B=8 timeline of ff_x31 under them
   local label=$1; shift
   env "$@" APEX_NVRTC_DEFINES="FF_TIMELINE FF_TIMELINE_CALL=300" $B/ff_x31 --bench-only --only B=8 --refine auto > /tmp/tl.log 2>&1
@@ -106,8 +124,7 @@ call2() {  # where ff_base runs, launch priorities, run lengths; checks of the p
   variant run2_l0film APEX_FF_X_RUN=2 APEX_FF_X_BASE=l0film
   variant run4_l0film APEX_FF_X_RUN=4 APEX_FF_X_BASE=l0film
   for v in l0film l0; do
-    APEX_FF_X_BASE=$v $B/ff_x31 --only 'profile,B=3,B=8' --refine auto > /tmp/c.log 2>&1
-    echo "check $v rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+    xcheck $v ff_x31 'profile,B=3,B=8' all APEX_FF_X_BASE=$v
   done
   timeline skip APEX_FF_X_BASE=skip
   timeline l0film APEX_FF_X_BASE=l0film
@@ -124,8 +141,7 @@ call3() {  # runs of one frame (eight streams at B=8), with and without packs an
     variant run1_packs_prio APEX_FF_X_RUN=1 APEX_FF_X_PACKFREE=0 APEX_FF_X_PRIO=film:-3 APEX_GRAPH_NODE_PRIO=1
     variant run2_packs APEX_FF_X_RUN=2 APEX_FF_X_PACKFREE=0
   done
-  APEX_FF_X_RUN=1 $B/ff_x31 --only 'B=8' --refine auto > /tmp/c.log 2>&1
-  echo "check run1 rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+  xcheck run1 ff_x31 'B=8' all APEX_FF_X_RUN=1
   timeline run1 APEX_FF_X_RUN=1
   timeline run1_packs APEX_FF_X_RUN=1 APEX_FF_X_PACKFREE=0
   timeline_brief $OUT/timelines.txt
@@ -139,8 +155,7 @@ call4() {  # the token means in a pack's grid on the pack-free levels; FiLM bloc
     variant means_ft1 APEX_FF_X_MEANS=1 APEX_FF_X_FILMTILES=1
     variant means_prio APEX_FF_X_MEANS=1 APEX_FF_X_PRIO=film:-3 APEX_GRAPH_NODE_PRIO=1
   done
-  APEX_FF_X_MEANS=1 $B/ff_x31 --only 'profile,B=3,B=8' --refine auto > /tmp/c.log 2>&1
-  echo "check means rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+  xcheck means ff_x31 'profile,B=3,B=8' all APEX_FF_X_MEANS=1
   timeline means APEX_FF_X_MEANS=1
   timeline means_ft1 APEX_FF_X_MEANS=1 APEX_FF_X_FILMTILES=1
   timeline_brief $OUT/timelines.txt
@@ -233,15 +248,8 @@ call7() {  # the landed tree (ff_s31): its self-check, the timeline of bf16 (lea
 }
 
 call8() {  # L1 in runs of one frame (ff_l1, APEX_FF_X_L1SPLIT=1) against the landed path
-  for r in 1 2; do
-    for v in main l1split; do
-      local e=""; [ $v = l1split ] && e="APEX_FF_X_L1SPLIT=1"
-      env $e $B/ff_l1 --bench-only --only 'profile,B=3,B=8' --refine auto > /tmp/v.log 2>&1
-      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
-    done
-  done
-  APEX_FF_X_L1SPLIT=1 $B/ff_l1 --only 'profile,B=3,B=4,B=8,B=16' --refine auto > /tmp/c.log 2>&1
-  echo "check l1split rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+  switch_ab 2 ff_l1 'profile,B=3,B=8' l1split APEX_FF_X_L1SPLIT=1
+  xcheck l1split ff_l1 'profile,B=3,B=4,B=8,B=16' all APEX_FF_X_L1SPLIT=1
   grep -A3 '^FAIL' /tmp/c.log | head -8
   APEX_FF_X_L1SPLIT=1 APEX_NVRTC_DEFINES="FF_TIMELINE FF_TIMELINE_CALL=300" $B/ff_l1 --bench-only --only B=8 --refine auto --precision fp16 > /tmp/tl.log 2>&1
   echo "== timeline l1split rc=$?" >> $OUT/timelines.txt
@@ -250,15 +258,8 @@ call8() {  # L1 in runs of one frame (ff_l1, APEX_FF_X_L1SPLIT=1) against the la
 }
 
 call9() {  # the last run's t = 8 refine two CTAs a SM (ff_t8, APEX_FF_X_T8LAST=1)
-  for r in 1 2 3; do
-    for v in main t8last; do
-      local e=""; [ $v = t8last ] && e="APEX_FF_X_T8LAST=1"
-      env $e $B/ff_t8 --bench-only --only 'profile,B=8' --refine auto > /tmp/v.log 2>&1
-      echo "$v r$r rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
-    done
-  done
-  APEX_FF_X_T8LAST=1 $B/ff_t8 --only 'B=4,B=8' --refine auto --precision fp16 > /tmp/c.log 2>&1
-  echo "check t8last rc=$? ok $(grep -c '^ok' /tmp/c.log) FAIL $(grep -c '^FAIL' /tmp/c.log)" | tee -a $OUT/sweep.txt
+  switch_ab 3 ff_t8 'profile,B=8' t8last APEX_FF_X_T8LAST=1
+  xcheck t8last ff_t8 'B=4,B=8' fp16 APEX_FF_X_T8LAST=1
 }
 
 "$@"
