@@ -25,43 +25,8 @@
 #           run's L1 level as runs of one frame, each on a stream of its own, with its packs
 source benches/results/device_lib.sh
 
-timeline_summary() {  # $1: log with FTL lines (one call): each launch's span, then GPU residency
-  python3 - "$1" <<'PY'
-import sys, statistics as st, collections
-names = ['select', 'base', 'pack', 'scan', 'scan_map', 'fc1', 'out', 'refine_t16', 'refine_t8', 'refine']
-rows = [tuple(int(x) for x in l.split()[1:7]) for l in open(sys.argv[1]) if l.startswith('FTL ')]
-if not rows:
-    print('no FTL lines'); sys.exit()
-t0 = min(r[4] for r in rows)
-t1 = max(r[5] for r in rows)
-launches = collections.defaultdict(list)
-for r in rows: launches[(r[0], r[1])].append(r)
-print('call span %.2f us, %d CTAs recorded' % ((t1 - t0) / 1e3, len(rows)))
-print('%-11s %4s %5s %8s %8s %8s %8s | CTA life us p50 p90 max' % ('kernel', 'key', 'CTAs', 'first', 'last in', 'last out', 'span'))
-keys = {}
-for (k, key), rs in sorted(launches.items(), key=lambda kv: min(r[4] for r in kv[1])):
-    kk = keys.setdefault(k, {}).setdefault(key, len(keys[k]))
-    life = sorted((r[5] - r[4]) / 1e3 for r in rs)
-    a, b, c = min(r[4] for r in rs), max(r[4] for r in rs), max(r[5] for r in rs)
-    print('%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f' % (
-        names[k], kk, len(rs), (a - t0) / 1e3, (b - t0) / 1e3, (c - t0) / 1e3, (c - a) / 1e3,
-        st.median(life), life[int(.9 * (len(life) - 1))], life[-1]))
-# Residency: CTA-microseconds per 4 us bin and kernel class, over the SMs seen.
-sms = len({r[3] for r in rows})
-cls = {0: 'sel', 1: 'base', 2: 'film', 3: 'film', 4: 'film', 5: 'film', 6: 'film', 7: 'ref', 8: 'ref', 9: 'ref'}
-bins = collections.defaultdict(lambda: collections.defaultdict(float))
-W = 4000
-for r in rows:
-    s, e = r[4] - t0, r[5] - t0
-    i = s // W
-    while i * W < e:
-        lo, hi = max(s, i * W), min(e, (i + 1) * W)
-        bins[i][cls[r[0]]] += (hi - lo) / W
-        i += 1
-print('resident CTAs a SM (mean over %d SMs) per %d us:' % (sms, W // 1000))
-for i in sorted(bins):
-    print('  %5.0f-%-5.0f' % (i * W / 1e3, (i + 1) * W / 1e3), ' '.join('%s %.2f' % (c, bins[i][c] / sms) for c in ('sel', 'base', 'film', 'ref')))
-PY
+timeline_summary() {  # $1: log with FTL lines: each launch's span, then the SMs' residency
+  python3 benches/probes/ff_timeline.py "$1"
 }
 
 call1() {  # the timeline of one B=8 call and one profile call, in process; untraced timings beside

@@ -87,11 +87,11 @@
 // (ff_select's first block counts the calls, from 1) records its kernel (FfTlKernel), a key
 // that tells the runs of frames apart (bits 8..31 of a pointer the launch writes), its CTA and
 // SM, and the globaltimer at its entry and exit, into device memory: no printf while the call
-// runs. ff_select of call N + 1 prints the records as `FTL kernel key cta sm start end` lines
-// (benches/results/device_scripts_2026-11-28_s31.sh: timeline_summary). Thread 0's exit stands
-// for its CTA's; ff_select's other blocks read the count racing its first block, so its row
-// may miss a block. A traced B=8 call ran ~2 us slower than an untraced one (H200, 114.9
-// against 112.7 us, thirty-first session).
+// runs. ff_select of call N + 1 prints the records as `FTL kernel key cta sm start end` lines,
+// which benches/probes/ff_timeline.py summarises. Thread 0's exit stands for its CTA's;
+// ff_select's other blocks read the count racing its first block, so its row may miss a block.
+// A traced B=8 call ran ~2 us slower than an untraced one (H200, 114.9 against 112.7 us,
+// thirty-first session).
 #define FF_TL_MAX 16384
 enum FfTlKernel {
     TL_SELECT, TL_BASE, TL_PACK, TL_SCAN, TL_SCAN_MAP, TL_FC1, TL_OUT, TL_REFINE_T16,

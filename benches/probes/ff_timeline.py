@@ -1,0 +1,99 @@
+"""The timeline of one ff_model call as the GPU ran it, from FF_TIMELINE's `FTL` lines.
+
+ff_model's fast path compiles in a diagnostic with APEX_NVRTC_DEFINES="FF_TIMELINE
+FF_TIMELINE_CALL=N" (plugins/ff_model/src/cuda/fast/prelude.cu): thread 0 of every CTA of the
+process's call N records its kernel, a key that tells the runs of frames apart, its CTA and SM,
+and the globaltimer at its entry and exit in device memory; the next call prints the records as
+
+    FTL kernel key cta sm start_ns end_ns
+
+This reads them (from a log file, or standard input) and prints each launch (a kernel and key) in
+the order of its first CTA: its CTAs, the first CTA's entry, the last CTA's entry, the last exit
+(microseconds from the call's first CTA), and its CTAs' lifetimes; then the CTAs resident a SM,
+averaged over the SMs seen and 4-microsecond bins, by kind of kernel. Where a process timed
+several cases, each case's module counts its own calls, so one log may hold several calls' records:
+only those within --window-us of the first record are read (default 1000, a call being ~0.1 ms).
+
+    APEX_NVRTC_DEFINES="FF_TIMELINE FF_TIMELINE_CALL=300" \\
+        ff_model_gpu_check --bench-only --only B=8 --refine auto > b8.log
+    python3 benches/probes/ff_timeline.py b8.log
+"""
+
+import argparse
+import collections
+import statistics
+import sys
+
+# FfTlKernel in prelude.cu, in order.
+NAMES = ["select", "base", "pack", "scan", "scan_map", "fc1", "out",
+         "refine_t16", "refine_t8", "refine"]
+# The kind of each kernel in the residency rows: the selection, the base pass, FiLM (the packs,
+# scans and linears), the refines.
+KIND = {0: "sel", 1: "base", 2: "film", 3: "film", 4: "film", 5: "film", 6: "film",
+        7: "ref", 8: "ref", 9: "ref"}
+BIN_NS = 4000
+
+
+def records(lines, window_us):
+    rows = [tuple(int(x) for x in line.split()[1:7]) for line in lines if line.startswith("FTL ")]
+    if not rows:
+        return []
+    t0 = min(r[4] for r in rows)
+    return [r for r in rows if r[4] - t0 < window_us * 1000]
+
+
+def launches(rows):
+    t0 = min(r[4] for r in rows)
+    by = collections.defaultdict(list)
+    for r in rows:
+        by[(r[0], r[1])].append(r)
+    order = sorted(by.items(), key=lambda kv: min(r[4] for r in kv[1]))
+    numbered = {}
+    print("call span %.2f us, %d CTAs recorded" % ((max(r[5] for r in rows) - t0) / 1e3, len(rows)))
+    print("%-11s %4s %5s %8s %8s %8s %8s | CTA life us p50 p90 max"
+          % ("kernel", "key", "CTAs", "first", "last in", "last out", "span"))
+    for (kernel, key), rs in order:
+        n = numbered.setdefault(kernel, {}).setdefault(key, len(numbered[kernel]))
+        life = sorted((r[5] - r[4]) / 1e3 for r in rs)
+        first, last_in, last_out = min(r[4] for r in rs), max(r[4] for r in rs), max(r[5] for r in rs)
+        name = NAMES[kernel] if kernel < len(NAMES) else str(kernel)
+        print("%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f" % (
+            name, n, len(rs), (first - t0) / 1e3, (last_in - t0) / 1e3, (last_out - t0) / 1e3,
+            (last_out - first) / 1e3, statistics.median(life), life[int(0.9 * (len(life) - 1))], life[-1]))
+
+
+def residency(rows):
+    t0 = min(r[4] for r in rows)
+    sms = len({r[3] for r in rows})
+    bins = collections.defaultdict(lambda: collections.defaultdict(float))
+    for r in rows:
+        start, end = r[4] - t0, r[5] - t0
+        i = start // BIN_NS
+        while i * BIN_NS < end:
+            overlap = min(end, (i + 1) * BIN_NS) - max(start, i * BIN_NS)
+            bins[i][KIND.get(r[0], "ref")] += overlap / BIN_NS
+            i += 1
+    print("resident CTAs a SM (mean over %d SMs) per %d us:" % (sms, BIN_NS // 1000))
+    for i in sorted(bins):
+        print("  %5.0f-%-5.0f" % (i * BIN_NS / 1e3, (i + 1) * BIN_NS / 1e3),
+              " ".join("%s %.2f" % (k, bins[i][k] / sms) for k in ("sel", "base", "film", "ref")))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("log", nargs="?", help="a log with FTL lines (default: standard input)")
+    parser.add_argument("--window-us", type=float, default=1000.0,
+                        help="read the records within this many microseconds of the first")
+    args = parser.parse_args()
+    lines = open(args.log, errors="replace") if args.log else sys.stdin
+    rows = records(lines, args.window_us)
+    if not rows:
+        print("no FTL lines: was the module compiled with FF_TIMELINE, and did call N + 1 run?")
+        return 1
+    launches(rows)
+    residency(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
