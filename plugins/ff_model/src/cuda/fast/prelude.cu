@@ -130,9 +130,25 @@ struct FfTimeline {
         }
     }
 };
+// ff_select's first thread: counts the call, and at call N + 1 prints call N's records (the
+// head word decoded as FfTimeline packs it).
+__device__ __forceinline__ void ff_tl_count_call() {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const unsigned call = atomicAdd(&ff_tl_call, 1u) + 1;
+    if (call != FF_TIMELINE_CALL + 1) return;
+    const unsigned n = min(ff_tl_n, (unsigned)FF_TL_MAX);
+    for (unsigned i = 0; i < n; ++i) {
+        const unsigned long long h = ff_tl_rec[i][0];
+        printf("FTL %u %u %u %u %llu %llu\n", (unsigned)(h >> 56),
+               (unsigned)((h >> 32) & 0xFFFFFFu), (unsigned)((h >> 16) & 0xFFFFu),
+               (unsigned)(h & 0xFFFFu), ff_tl_rec[i][1], ff_tl_rec[i][2]);
+    }
+}
 #define FF_TL(kernel, key) const FfTimeline ff_tl_scope(kernel, key)
+#define FF_TL_COUNT_CALL() ff_tl_count_call()
 #else
 #define FF_TL(kernel, key)
+#define FF_TL_COUNT_CALL()
 #endif
 
 #if DTYPE == 0

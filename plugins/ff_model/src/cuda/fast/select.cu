@@ -14,18 +14,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
     const int* __restrict__ hil0, const int* __restrict__ hil1, int* __restrict__ ids_l0,
     int* __restrict__ ids_l1, unsigned char* __restrict__ cover, int G, int gw, int k0,
     int splits, double cost, double overhead) {
-#ifdef FF_TIMELINE
-    if (blockIdx.x == 0 && threadIdx.x == 0 &&
-        atomicAdd(&ff_tl_call, 1u) + 1 == FF_TIMELINE_CALL + 1) {
-        const unsigned n = min(ff_tl_n, (unsigned)FF_TL_MAX);
-        for (unsigned i = 0; i < n; ++i) {
-            const unsigned long long h = ff_tl_rec[i][0];
-            printf("FTL %u %u %u %u %llu %llu\n", (unsigned)(h >> 56),
-                   (unsigned)((h >> 32) & 0xFFFFFFu), (unsigned)((h >> 16) & 0xFFFFu),
-                   (unsigned)(h & 0xFFFFu), ff_tl_rec[i][1], ff_tl_rec[i][2]);
-        }
-    }
-#endif
+    FF_TL_COUNT_CALL();
     FF_TL(TL_SELECT, ids_l0);
     extern __shared__ double sel_smem[];
     __shared__ int warp_base[WARPS];
