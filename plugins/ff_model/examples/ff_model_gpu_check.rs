@@ -93,10 +93,27 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
         ("B=4", vec![i("batch", 4)]),
         ("B=8", vec![i("batch", 8)]),
         ("B=16", vec![i("batch", 16)]),
+        // Several runs of frames (pack-free levels) on a map of more tiles than a means block's
+        // warps take at once.
+        (
+            "B=4 256x256",
+            vec![i("batch", 4), i("height", 256), i("width", 256)],
+        ),
         (
             // Every L0 tile and 160 L1 tiles: FiLM's scan over more than one 32-token chunk.
             "K=64/160",
             vec![
+                ("budget_b1", ParamValue::Float(1e4)),
+                ("budget_b2", ParamValue::Float(1e4)),
+                i("kmax_l0", 64),
+                i("kmax_l1", 160),
+            ],
+        ),
+        (
+            // The same in several runs of frames: the pack-free levels' scans over two chunks.
+            "B=4 K=64/160",
+            vec![
+                i("batch", 4),
                 ("budget_b1", ParamValue::Float(1e4)),
                 ("budget_b2", ParamValue::Float(1e4)),
                 i("kmax_l0", 64),
