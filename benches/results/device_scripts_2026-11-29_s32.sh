@@ -11,6 +11,11 @@
 #   ff_s32c the means blocks in ff_select's launch (ff_select_means_*: the selection's B blocks
 #           first, then the means'), no early stream
 #   ff_s32m main's kernels with the gpu_check's two new shapes (B=4 256x256, B=4 K=64/160)
+#   ff_x32  ff_s32m plus ff_model_wg_upper_bounds_experiment_s32.patch: timing-only stand-ins in
+#           the wgmma refine, each compiled in by APEX_NVRTC_DEFINES (outputs wrong, no checks):
+#           WG_X_NOWAIT  a t = 16 CTA normalises by its own chunk's statistics (no cluster
+#                        exchange, no wait for the tile's other CTAs)
+#           WG_X_NOLO    the GEMM without the operand's lo products (half the tensor work)
 source benches/results/device_lib.sh
 
 timeline() {  # $1 label, $2 binary, $3 shape: one traced call's launches and the SMs' residency
@@ -49,6 +54,16 @@ call4() {  # ff_s32c: fp16 self-check, main, ff_s32b and it alternating, its B=8
 call5() {  # main's kernels on the two new check shapes (every storage); B=16 of main and ff_s32c
   check_auto s32m 200 $B/ff_s32m 'B=4 256x256,B=4 K=64/160'
   bench_ab 2 'B=16' ff_s32m:auto ff_s32c:auto | tee -a $OUT/sweep.txt
+}
+
+call6() {  # upper bounds: what the cluster wait and the lo products cost the frame, in process
+  for r in 1 2; do
+    for d in none WG_X_NOWAIT WG_X_NOLO "WG_X_NOWAIT WG_X_NOLO"; do
+      e=(); [ "$d" = none ] || e=(APEX_NVRTC_DEFINES="$d")
+      env "${e[@]}" $B/ff_x32 --bench-only --only 'profile,B=8' --precision fp16 --refine auto > /tmp/v.log 2>&1
+      echo "${d// /+} r$r rc=$? $(grep -E '^(profile|B=8) ' /tmp/v.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
 }
 
 "$@"
