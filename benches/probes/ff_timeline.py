@@ -10,7 +10,9 @@ and the globaltimer at its entry and exit in device memory; the next call prints
 This reads them (from a log file, or standard input) and prints each launch (a kernel and key) in
 the order of its first CTA: its CTAs, the first CTA's entry, the last CTA's entry, the last exit
 (microseconds from the call's first CTA), and its CTAs' lifetimes; then the CTAs resident a SM,
-averaged over the SMs seen and 4-microsecond bins, by kind of kernel. Where a process timed
+averaged over the SMs seen and 4-microsecond bins, by kind of kernel; then which kernels' CTAs
+shared a SM and for how long; then, while each refine launch still had CTAs to place, the SMs
+left empty or holding only other kernels' CTAs. Where a process timed
 several cases, each case's module counts its own calls, so one log may hold several calls' records:
 only those within --window-us of the first record are read (default 1000, a call being ~0.1 ms).
 
@@ -56,7 +58,7 @@ def launches(rows):
         n = numbered.setdefault(kernel, {}).setdefault(key, len(numbered[kernel]))
         life = sorted((r[5] - r[4]) / 1e3 for r in rs)
         first, last_in, last_out = min(r[4] for r in rs), max(r[4] for r in rs), max(r[5] for r in rs)
-        name = NAMES[kernel] if kernel < len(NAMES) else str(kernel)
+        name = name_of(kernel)
         print("%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f" % (
             name, n, len(rs), (first - t0) / 1e3, (last_in - t0) / 1e3, (last_out - t0) / 1e3,
             (last_out - first) / 1e3, statistics.median(life), life[int(0.9 * (len(life) - 1))], life[-1]))
@@ -79,6 +81,56 @@ def residency(rows):
               " ".join("%s %.2f" % (k, bins[i][k] / sms) for k in ("sel", "base", "film", "ref")))
 
 
+def name_of(kernel):
+    return NAMES[kernel] if kernel < len(NAMES) else str(kernel)
+
+
+def coresidency(rows):
+    """Microseconds two kernels' CTAs spent on the same SM, per pair of kernels: a pair that
+    never shares a SM though both ran at once points at something other than registers and
+    shared memory keeping them apart (a SM's L1/shared split, a cluster's placement)."""
+    by_sm = collections.defaultdict(list)
+    for r in rows:
+        by_sm[r[3]].append(r)
+    pairs = collections.Counter()
+    for rs in by_sm.values():
+        for i, a in enumerate(rs):
+            for b in rs[i + 1:]:
+                overlap = min(a[5], b[5]) - max(a[4], b[4])
+                if overlap > 0:
+                    pairs[tuple(sorted((name_of(a[0]), name_of(b[0]))))] += overlap
+    print("CTAs of two kernels on one SM at once (us, summed over SMs):")
+    for (a, b), ns in pairs.most_common():
+        print("  %-11s %-11s %8.1f" % (a, b, ns / 1e3))
+
+
+def waiting(rows, step_ns=1000):
+    """For each refine launch, while some of its CTAs were not yet placed (from its first CTA's
+    entry to its last's): per step, the SMs holding no CTA and those holding only other kernels'
+    CTAs (neither refine)."""
+    t0 = min(r[4] for r in rows)
+    sms = {r[3] for r in rows}
+    by = collections.defaultdict(list)
+    for r in rows:
+        by[(r[0], r[1])].append(r)
+    refines = [k for k in by if name_of(k[0]).startswith("refine")]
+    print("while a refine launch's CTAs waited: SMs empty / SMs with only non-refine CTAs")
+    for key in sorted(refines, key=lambda k: min(r[4] for r in by[k])):
+        first = min(r[4] for r in by[key])
+        last_in = max(r[4] for r in by[key])
+        cells = []
+        for t in range(first, last_in, step_ns):
+            here = collections.defaultdict(list)
+            for r in rows:
+                if r[4] <= t < r[5]:
+                    here[r[3]].append(name_of(r[0]))
+            empty = len(sms) - len(here)
+            other = sum(1 for v in here.values() if not any(n.startswith("refine") for n in v))
+            cells.append("%.0f:%d/%d" % ((t - t0) / 1e3, empty, other))
+        print("  %-11s %.1f-%.1f us  %s" % (name_of(key[0]), (first - t0) / 1e3,
+                                            (last_in - t0) / 1e3, " ".join(cells)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log", nargs="?", help="a log with FTL lines (default: standard input)")
@@ -92,6 +144,8 @@ def main():
         return 1
     launches(rows)
     residency(rows)
+    coresidency(rows)
+    waiting(rows)
     return 0
 
 
