@@ -36,40 +36,47 @@ KIND = {0: "sel", 1: "base", 2: "film", 3: "film", 4: "film", 5: "film", 6: "fil
 BIN_NS = 4000
 
 
+def name_of(kernel):
+    return NAMES[kernel] if kernel < len(NAMES) else str(kernel)
+
+
 def records(lines, window_us):
+    """The records (kernel, key, cta, sm, start, end) within window_us of the first, their times
+    in ns from the call's first CTA entry."""
     rows = [tuple(int(x) for x in line.split()[1:7]) for line in lines if line.startswith("FTL ")]
     if not rows:
         return []
     t0 = min(r[4] for r in rows)
-    return [r for r in rows if r[4] - t0 < window_us * 1000]
+    return [r[:4] + (r[4] - t0, r[5] - t0) for r in rows if r[4] - t0 < window_us * 1000]
 
 
-def launches(rows):
-    t0 = min(r[4] for r in rows)
+def by_launch(rows):
+    """Each launch (kernel, key) with its records, in the order of its first CTA."""
     by = collections.defaultdict(list)
     for r in rows:
         by[(r[0], r[1])].append(r)
-    order = sorted(by.items(), key=lambda kv: min(r[4] for r in kv[1]))
+    return sorted(by.items(), key=lambda kv: min(r[4] for r in kv[1]))
+
+
+def launches(rows):
     numbered = {}
-    print("call span %.2f us, %d CTAs recorded" % ((max(r[5] for r in rows) - t0) / 1e3, len(rows)))
+    print("call span %.2f us, %d CTAs recorded" % (max(r[5] for r in rows) / 1e3, len(rows)))
     print("%-11s %4s %5s %8s %8s %8s %8s | CTA life us p50 p90 max"
           % ("kernel", "key", "CTAs", "first", "last in", "last out", "span"))
-    for (kernel, key), rs in order:
+    for (kernel, key), rs in by_launch(rows):
         n = numbered.setdefault(kernel, {}).setdefault(key, len(numbered[kernel]))
         life = sorted((r[5] - r[4]) / 1e3 for r in rs)
         first, last_in, last_out = min(r[4] for r in rs), max(r[4] for r in rs), max(r[5] for r in rs)
-        name = name_of(kernel)
         print("%-11s %4d %5d %8.2f %8.2f %8.2f %8.2f | %6.2f %6.2f %6.2f" % (
-            name, n, len(rs), (first - t0) / 1e3, (last_in - t0) / 1e3, (last_out - t0) / 1e3,
+            name_of(kernel), n, len(rs), first / 1e3, last_in / 1e3, last_out / 1e3,
             (last_out - first) / 1e3, statistics.median(life), life[int(0.9 * (len(life) - 1))], life[-1]))
 
 
 def residency(rows):
-    t0 = min(r[4] for r in rows)
     sms = len({r[3] for r in rows})
     bins = collections.defaultdict(lambda: collections.defaultdict(float))
     for r in rows:
-        start, end = r[4] - t0, r[5] - t0
+        start, end = r[4], r[5]
         i = start // BIN_NS
         while i * BIN_NS < end:
             overlap = min(end, (i + 1) * BIN_NS) - max(start, i * BIN_NS)
@@ -79,10 +86,6 @@ def residency(rows):
     for i in sorted(bins):
         print("  %5.0f-%-5.0f" % (i * BIN_NS / 1e3, (i + 1) * BIN_NS / 1e3),
               " ".join("%s %.2f" % (k, bins[i][k] / sms) for k in ("sel", "base", "film", "ref")))
-
-
-def name_of(kernel):
-    return NAMES[kernel] if kernel < len(NAMES) else str(kernel)
 
 
 def coresidency(rows):
@@ -108,16 +111,12 @@ def waiting(rows, step_ns=1000):
     """For each refine launch, while some of its CTAs were not yet placed (from its first CTA's
     entry to its last's): per step, the SMs holding no CTA and those holding only other kernels'
     CTAs (neither refine)."""
-    t0 = min(r[4] for r in rows)
     sms = {r[3] for r in rows}
-    by = collections.defaultdict(list)
-    for r in rows:
-        by[(r[0], r[1])].append(r)
-    refines = [k for k in by if name_of(k[0]).startswith("refine")]
     print("while a refine launch's CTAs waited: SMs empty / SMs with only non-refine CTAs")
-    for key in sorted(refines, key=lambda k: min(r[4] for r in by[k])):
-        first = min(r[4] for r in by[key])
-        last_in = max(r[4] for r in by[key])
+    for (kernel, _), rs in by_launch(rows):
+        if not name_of(kernel).startswith("refine"):
+            continue
+        first, last_in = min(r[4] for r in rs), max(r[4] for r in rs)
         cells = []
         for t in range(first, last_in, step_ns):
             here = collections.defaultdict(list)
@@ -126,9 +125,9 @@ def waiting(rows, step_ns=1000):
                     here[r[3]].append(name_of(r[0]))
             empty = len(sms) - len(here)
             other = sum(1 for v in here.values() if not any(n.startswith("refine") for n in v))
-            cells.append("%.0f:%d/%d" % ((t - t0) / 1e3, empty, other))
-        print("  %-11s %.1f-%.1f us  %s" % (name_of(key[0]), (first - t0) / 1e3,
-                                            (last_in - t0) / 1e3, " ".join(cells)))
+            cells.append("%.0f:%d/%d" % (t / 1e3, empty, other))
+        print("  %-11s %.1f-%.1f us  %s" % (name_of(kernel), first / 1e3, last_in / 1e3,
+                                            " ".join(cells)))
 
 
 def main():

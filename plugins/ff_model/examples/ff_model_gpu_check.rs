@@ -93,8 +93,7 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
         ("B=4", vec![i("batch", 4)]),
         ("B=8", vec![i("batch", 8)]),
         ("B=16", vec![i("batch", 16)]),
-        // Several runs of frames (pack-free levels) on a map of more tiles than a means block's
-        // warps take at once.
+        // Several runs of frames (the pack-free levels) on a map of 256 L0 tiles.
         (
             "B=4 256x256",
             vec![i("batch", 4), i("height", 256), i("width", 256)],
