@@ -24,7 +24,7 @@ step() {
   row "$name" $rc "$(python3 -c "print(round($(date +%s.%N)-$t0,1))")"
 }
 checks() {  # $1: binary, $2: refine path of the first run; every fast shape, then three under every path
-  step ff_check 300 $1 --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,B=4 256x256,B=4 K=64/160,C=16 36x60 tiles 6/3,nothing selected,no split' --refine $2
+  step ff_check 300 $1 --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,B=4 256x256,B=4 K=64/160,B=4 tiles 32/16,C=16 36x60 tiles 6/3,nothing selected,no split' --refine $2
   step ff_check_paths 200 $1 --only 'profile,B=8,tiles 32/16' --refine fused,lean,split
   cat "$OUT/ff_check.log" "$OUT/ff_check_paths.log" >> "$OUT/checks.txt"; rm -f "$OUT/ff_check.log" "$OUT/ff_check_paths.log"
   echo "$1 ok: $(grep -cE '^ok' "$OUT/checks.txt") FAIL: $(grep -cE '^FAIL' "$OUT/checks.txt")"

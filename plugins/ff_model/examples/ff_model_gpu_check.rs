@@ -99,6 +99,12 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
             vec![i("batch", 4), i("height", 256), i("width", 256)],
         ),
         (
+            // Several runs with L0 on a refine other than wgmma (t = 32) and L1 pack-free on it:
+            // l0map stays in the map's layout (device/fast.rs: l0map_tile).
+            "B=4 tiles 32/16",
+            vec![i("batch", 4), i("tile_size_l0", 32), i("tile_size_l1", 16)],
+        ),
+        (
             // Every L0 tile and 160 L1 tiles: FiLM's scan over more than one 32-token chunk.
             "K=64/160",
             vec![

@@ -4,8 +4,10 @@
 // ff_base: heavy = dense and detail = 0 over [B,C,H,W] where no refine writes them, alpha =
 // gate(boundary, uncertainty) over [B,H,W] (the L1 level's gate: the reported alpha is the L1
 // path's). It runs after ff_select, whose coverage map `cover` [B, G] marks per L0 tile bit 0
-// selected (the L0 refine writes heavy at every pixel of the tile) and bit 1 split (its four L1
-// children cover it, and the L1 refine writes detail at every pixel of theirs): the pass skips
+// selected (a refine writes heavy at every pixel of the tile: L0's, or, where it is split, the
+// L1 refine at its children's) and bit 1 split (its four L1 children cover it, and the L1 refine
+// writes heavy and detail at every pixel of theirs; the fused L0 refines then write only its f32
+// result, refine_fused.cu: keeps_l0): the pass skips
 // those bytes, and the dense reads of the first (at the profile, 20 of the 64 tiles' heavy).
 // Nothing else reads what it writes, so the host runs it beside the levels, in few blocks
 // (device/streams.rs: one per 16 bands). The work is B * H / t0 * ceil(C / BASE_CHANNELS)

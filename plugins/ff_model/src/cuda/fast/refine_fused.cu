@@ -3,7 +3,9 @@
 // Whether the L0 level keeps tile `id`'s f32 result in l0map: only where ff_select split it
 // (cover bit 1), since the L1 level reads l0map only inside its own tiles, the split tiles'
 // children (at B=8, 64 of the 160 L0 tiles: 12.6 MB of writes fewer). The L0 grid: H / t rows of
-// gw tiles. ff_apply (the split path) writes l0map at every tile.
+// gw tiles. ff_apply (the split path) writes l0map at every tile. Where a fused kernel keeps the
+// f32 result it stores no heavy: the tile's four L1 children overwrite heavy at every pixel
+// (thirty-third session).
 __device__ __forceinline__ bool keeps_l0(const unsigned char* __restrict__ cover, int b, int id,
                                          int H, int t, int gw) {
     return (cover[(long long)b * (H / t) * gw + id] & 2) != 0;
@@ -273,16 +275,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
                     // the chunk, on one row, at an even (pair-aligned) offset (W is even too).
                     if (p0 + n >= p1) continue;
                     const long long at = plane + pixel_offset[n];
-                    store_pair(heavy + at, o[0], o[1]);
-                    if (l0map) *reinterpret_cast<float2*>(l0map + at) = make_float2(o[0], o[1]);
+                    if (l0map)
+                        *reinterpret_cast<float2*>(l0map + at) = make_float2(o[0], o[1]);
+                    else
+                        store_pair(heavy + at, o[0], o[1]);
                     if (detail) store_pair(detail + at, d[0], d[1]);
                 } else {
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
                         if (p0 + n + e >= p1) continue;
                         const long long at = plane + pixel_offset[n + e];
-                        heavy[at] = from_f32(o[e]);
-                        if (l0map) l0map[at] = o[e];
+                        if (l0map)
+                            l0map[at] = o[e];
+                        else
+                            heavy[at] = from_f32(o[e]);
                         if (detail) detail[at] = from_f32(d[e]);
                     }
                 }

@@ -290,10 +290,11 @@ __device__ __forceinline__ void refine_apply_lean(
             // t a multiple of LEAN_RUN makes W, x0, p0 and n0 multiples of it: the run is one
             // row segment at a run-aligned offset.
             const long long at = plane + pixel_offset[n0];
-            store_run(heavy + at, o);
             if (l0map) {
                 reinterpret_cast<float4*>(l0map + at)[0] = make_float4(o[0], o[1], o[2], o[3]);
                 reinterpret_cast<float4*>(l0map + at)[1] = make_float4(o[4], o[5], o[6], o[7]);
+            } else {
+                store_run(heavy + at, o);
             }
             if (detail) store_run(detail + at, d);
         } else {
@@ -301,8 +302,10 @@ __device__ __forceinline__ void refine_apply_lean(
             for (int e = 0; e < LEAN_RUN; ++e) {
                 if (p0 + n0 + e >= p1) break;
                 const long long at = plane + pixel_offset[n0 + e];
-                heavy[at] = from_f32(o[e]);
-                if (l0map) l0map[at] = o[e];
+                if (l0map)
+                    l0map[at] = o[e];
+                else
+                    heavy[at] = from_f32(o[e]);
                 if (detail) detail[at] = from_f32(d[e]);
             }
         }

@@ -124,8 +124,11 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
 
 // The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
 // each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
-// detail map, L0MAP: L0's f32 result, as the level and tile ask (one copy each, no branch in
-// the loop).
+// detail map besides heavy; L0MAP: L0's f32 result instead of heavy, as the level and tile ask
+// (one copy each, no branch in the loop). L0MAP is a tile that ff_select split (keeps_l0), and
+// its four L1 children overwrite its heavy at every pixel: those stores would be dead bytes
+// (H200, in process, thirty-third session, call 4: left out, the refines alone at B=8 60.8 ->
+// 59.0 us, the frame at B=8 113.0 -> 111.9, B=16 192.7 -> 188.6, the profile 45.0 -> 44.6).
 template <int T, bool DETAIL, bool L0MAP>
 __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b,
                                           const float* base, const float* pixel_alpha,
@@ -144,9 +147,10 @@ __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b
                                            acc_b[4 * j + 2 * half], xv.x, al.x);
             const float o1 = folded_output(f[half], acc_a[4 * j + 2 * half + 1],
                                            acc_b[4 * j + 2 * half + 1], xv.y, al.y);
-            store_pair(hp[half] + off, o0, o1);
             if (L0MAP)
                 *reinterpret_cast<float2*>(l0map + at0[half] + off) = make_float2(o0, o1);
+            else
+                store_pair(hp[half] + off, o0, o1);
             if (DETAIL) store_pair(detail + at0[half] + off, o0 - xv.x, o1 - xv.y);
         }
     }
