@@ -19,6 +19,10 @@
 #   ff_s33d ff_s33b plus the same in the lean and fused refines (every storage): a split L0
 #           tile's kernel stores its f32 result only. The landed build (plugin: .device/ab/s33.so;
 #           main's: .device/ab/main33.so)
+#   ff_x33e ff_s33d plus L2 eviction hints by APEX_NVRTC_DEFINES (outputs right):
+#           FF_X_SCAN_LAST (the map scans' loads evict-last: the refine reads the same tiles
+#           next), WG_X_LOADS_CS (the wgmma refine's loads evict-first: their last use),
+#           WG_X_L0MAP_LAST (L0's f32 result stored evict-last: L1 reads it next)
 #   ff_x33  ff_s33a plus timing-only stand-ins by APEX_NVRTC_DEFINES (outputs wrong, rc 1):
 #           WG_X_NOCOPY (every value staged, nothing written out), WG_X_CONTIG (the same bytes,
 #           each CTA's written contiguous inside its frame's planes)
@@ -110,6 +114,16 @@ call5() {  # the landing build: self-checks of the changed kernels in every stor
   awk '/^FAIL/{f=1} f' $OUT/checks.txt | head -20 | tee -a $OUT/sweep.txt
   for r in 1 2; do host_ab main33_r$r main33; host_ab s33_r$r s33; done
   ab_table | tee -a $OUT/sweep.txt
+}
+
+call6() {  # ff_x33e: L2 eviction hints on the pack-free levels' tile reads and l0map, two rounds
+  for r in 1 2; do
+    for d in none FF_X_SCAN_LAST WG_X_LOADS_CS WG_X_L0MAP_LAST "FF_X_SCAN_LAST WG_X_LOADS_CS WG_X_L0MAP_LAST"; do
+      e=(APEX_NVRTC_DEFINES="$d"); [ "$d" = none ] && e=(X=1)
+      timeout 60 env "${e[@]}" $B/ff_x33e --bench-only --only 'profile,B=8,B=16' --precision fp16 --refine auto > /tmp/x.log 2>&1
+      echo "x33e ${d// /+} r$r rc=$? $(grep -E '^(profile|B=8|B=16) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
 }
 
 "$@"
