@@ -23,6 +23,8 @@
 #           FF_X_SCAN_LAST (the map scans' loads evict-last: the refine reads the same tiles
 #           next), WG_X_LOADS_CS (the wgmma refine's loads evict-first: their last use),
 #           WG_X_L0MAP_LAST (L0's f32 result stored evict-last: L1 reads it next)
+#   ff_x34  main (207d4b8) plus ff_model_next_experiments_s33.patch: prepared, not run this session
+#           (next1 below): WG_X_CONTIG_T, FF_X_BASE_FULL, WG_X_L0MAP_LAST, APEX_FF_X_L0MAP_SETS
 #   ff_x33  ff_s33a plus timing-only stand-ins by APEX_NVRTC_DEFINES (outputs wrong, rc 1):
 #           WG_X_NOCOPY (every value staged, nothing written out), WG_X_CONTIG (the same bytes,
 #           each CTA's written contiguous inside its frame's planes)
@@ -122,6 +124,21 @@ call6() {  # ff_x33e: L2 eviction hints on the pack-free levels' tile reads and 
       e=(APEX_NVRTC_DEFINES="$d"); [ "$d" = none ] && e=(X=1)
       timeout 60 env "${e[@]}" $B/ff_x33e --bench-only --only 'profile,B=8,B=16' --precision fp16 --refine auto > /tmp/x.log 2>&1
       echo "x33e ${d// /+} r$r rc=$? $(grep -E '^(profile|B=8|B=16) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
+}
+
+next1() {  # prepared for the next session (ff_x34): which level's store layout costs, the base
+  # pass in whole lines, and WG_X_L0MAP_LAST with l0map rotated with the sets; two rounds
+  for r in 1 2; do
+    for v in "none" "WG_X_CONTIG_T=16" "WG_X_CONTIG_T=8" "FF_X_BASE_FULL" "WG_X_L0MAP_LAST" \
+             "WG_X_L0MAP_LAST|APEX_FF_X_L0MAP_SETS=1" "none|APEX_FF_X_L0MAP_SETS=1"; do
+      d=${v%%|*}; e=(X=1); [ "$d" = none ] || e=(APEX_NVRTC_DEFINES="$d")
+      [ "$v" = "${v#*|}" ] || e+=("${v#*|}")
+      for extra in "" "--stage refines"; do
+        timeout 60 env "${e[@]}" $B/ff_x34 --bench-only --only 'profile,B=8,B=16' --precision fp16 --refine auto $extra > /tmp/x.log 2>&1
+        echo "x34 $v ${extra:-frame} r$r rc=$? $(grep -E '^(profile|B=8|B=16) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+      done
     done
   done
 }
