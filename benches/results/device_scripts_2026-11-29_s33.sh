@@ -128,6 +128,14 @@ call6() {  # ff_x33e: L2 eviction hints on the pack-free levels' tile reads and 
   done
 }
 
+# One in-process bench of build $1 on shapes $2 (fp16, auto) as a row of $OUT/sweep.txt: $3
+# label, $4 extra flags ("" or "--stage refines"), then env assignments.
+vrow() {
+  local bin=$1 shapes=$2 label=$3 extra=$4; shift 4
+  timeout 60 env "$@" $B/$bin --bench-only --only "$shapes" --precision fp16 --refine auto $extra > /tmp/x.log 2>&1
+  echo "$label ${extra:-frame} rc=$? $(grep -E '^(profile|B=[0-9]+) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+}
+
 next1() {  # prepared for the next session (ff_x34): which level's store layout costs, the base
   # pass in whole lines, and WG_X_L0MAP_LAST with l0map rotated with the sets; two rounds
   for r in 1 2; do
@@ -135,10 +143,8 @@ next1() {  # prepared for the next session (ff_x34): which level's store layout 
              "WG_X_L0MAP_LAST|APEX_FF_X_L0MAP_SETS=1" "none|APEX_FF_X_L0MAP_SETS=1"; do
       d=${v%%|*}; e=(X=1); [ "$d" = none ] || e=(APEX_NVRTC_DEFINES="$d")
       [ "$v" = "${v#*|}" ] || e+=("${v#*|}")
-      for extra in "" "--stage refines"; do
-        timeout 60 env "${e[@]}" $B/ff_x34 --bench-only --only 'profile,B=8,B=16' --precision fp16 --refine auto $extra > /tmp/x.log 2>&1
-        echo "x34 $v ${extra:-frame} r$r rc=$? $(grep -E '^(profile|B=8|B=16) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
-      done
+      vrow ff_x34 'profile,B=8,B=16' "x34 $v r$r" "" "${e[@]}"
+      vrow ff_x34 'profile,B=8,B=16' "x34 $v r$r" "--stage refines" "${e[@]}"
     done
   done
 }
