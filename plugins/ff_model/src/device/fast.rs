@@ -395,26 +395,32 @@ impl Level<'_> {
                 "ff_refine_apply",
                 l.refine_smem,
                 l.chunks,
+                true,
                 false,
             ),
             LevelRefine::Lean => {
                 let (function, name) = fast.lean(c, l.t).unzip();
                 let name = name.unwrap_or("ff_refine_apply_lean");
-                self.fused(function, name, l.lean_smem, l.chunks, false)
+                self.fused(function, name, l.lean_smem, l.chunks, true, false)
             }
             // Its chunks are WG_PIX pixels, not CHUNK (t = 8: one CTA a SM, `wg_smem`); a pack-free
-            // level's reads the map.
+            // level's reads the map. A one-CTA tile (t = 8) launches without a cluster attribute:
+            // the kernel runs no cluster operation there, and the block scheduler places the
+            // CTAs freely (B=8 113.7-114.3 -> 113.1-113.2 us, the profile 45.0 either way; H200,
+            // in process, thirty-third session, call 1).
             LevelRefine::Wg => {
                 let (chunks, smem) = (l.t * l.t / WG_PIX, wg_smem(l.t));
+                let clustered = chunks > 1;
                 match self.map_kernels() {
                     Some(kernels) => {
                         let function = &kernels.refine[self.source_index()];
-                        self.fused(Some(function), "ff_refine_wg_map", smem, chunks, true)
+                        let name = "ff_refine_wg_map";
+                        self.fused(Some(function), name, smem, chunks, clustered, true)
                     }
                     None => {
                         let (function, name) = fast.wg(c, l.t).unzip();
                         let name = name.unwrap_or("ff_refine_wg");
-                        self.fused(function, name, smem, chunks, false)
+                        self.fused(function, name, smem, chunks, clustered, false)
                     }
                 }
             }
@@ -446,15 +452,16 @@ impl Level<'_> {
     }
 
     /// A fused refine kernel `name` (`ff_refine_apply`, `ff_refine_apply_lean` or the wgmma
-    /// refine: same arguments) with `smem` bytes of dynamic shared memory: grid (chunks, K, B) in
-    /// clusters of the tile's `chunks`; its tiles from the packed copies, or (`from_map`, the
-    /// pack-free wgmma refine) from the level's source map.
+    /// refine: same arguments) with `smem` bytes of dynamic shared memory: grid (chunks, K, B),
+    /// in clusters of the tile's `chunks` where `clustered`; its tiles from the packed copies, or
+    /// (`from_map`, the pack-free wgmma refine) from the level's source map.
     fn fused(
         &self,
         function: Option<&CudaFunction>,
         name: &str,
         smem: usize,
         chunks: usize,
+        clustered: bool,
         from_map: bool,
     ) -> Result<(), PluginError> {
         let l = self.l;
@@ -469,7 +476,9 @@ impl Level<'_> {
         // session 12 call 5), where the lean CTAs spent 41 % of their stall samples waiting for
         // the slowest CTA of their cluster.
         let mut a = self.launch_ex(refine_apply);
-        a.cluster(chunks as u32, ClusterPolicy::LoadBalancing);
+        if clustered {
+            a.cluster(chunks as u32, ClusterPolicy::LoadBalancing);
+        }
         let kc = l.k * c as usize;
         if from_map {
             self.push_source(&mut a);
@@ -492,7 +501,7 @@ impl Level<'_> {
         // map-sized or null; the level was planned fused (or lean) only where `fits_cluster` held
         // (at most 8 CTAs a cluster, C at most 16 * WARPS), and `smem` is the kernel's own
         // (`refine_smem` or `lean_smem`, opted in past 48 KiB in `DeviceState::new`).
-        unsafe { Self::go(a, cfg, name, Some(chunks)) }
+        unsafe { Self::go(a, cfg, name, clustered.then_some(chunks)) }
     }
 
     /// `ff_refine` (the pre-norm tensor and the chunks' partials), then `ff_apply`.

@@ -7,8 +7,9 @@
 // The refine of ff_refine_apply_lean's shape copies (same arguments, same formulas, the GEMM's
 // operands split the same way: the fp16 weights, the depthwise output as hi + lo), cut
 // differently: a CTA takes WG_PIX = 64 pixels (four rows of a 16-pixel tile, the tile's four CTAs
-// one cluster; or a whole 8-pixel tile, no peer) instead of 32, two CTAs a SM (t = 8: one, by the
-// shared memory the host asks for, program::wg_smem), and
+// one cluster; or a whole 8-pixel tile, no peer, launched without a cluster attribute) instead
+// of 32, two CTAs a SM (t = 8: one, by the shared memory the host asks for, program::wg_smem),
+// and
 //   1. the operand is built in units of one channel's column quad (four pixels) over the chunk's
 //      rows (at t = 16 two adjacent channels' quads), a channel's quads on consecutive lanes:
 //      each unit loads its quad of the rows once (a warp's loads of a row read whole segments),
