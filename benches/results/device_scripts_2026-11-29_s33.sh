@@ -23,7 +23,7 @@
 #           FF_X_SCAN_LAST (the map scans' loads evict-last: the refine reads the same tiles
 #           next), WG_X_LOADS_CS (the wgmma refine's loads evict-first: their last use),
 #           WG_X_L0MAP_LAST (L0's f32 result stored evict-last: L1 reads it next)
-#   ff_x34  main (207d4b8) plus ff_model_next_experiments_s33.patch: prepared, not run this session
+#   ff_x34  main (56854f9) plus ff_model_next_experiments_s33.patch: prepared, not run this session
 #           (next1 below): WG_X_CONTIG_T, FF_X_BASE_FULL, WG_X_L0MAP_LAST, APEX_FF_X_L0MAP_SETS
 #   ff_x33  ff_s33a plus timing-only stand-ins by APEX_NVRTC_DEFINES (outputs wrong, rc 1):
 #           WG_X_NOCOPY (every value staged, nothing written out), WG_X_CONTIG (the same bytes,
