@@ -19,7 +19,9 @@
 //! like apex-host's batch mode: `rotate` to buffer sets whose declared bytes total at least 3 × L2,
 //! the calls (a multiple of the sets, at least 50) captured in one CUDA graph, the median of 10
 //! replays between events, per call. Then the frames/s of `B=8` over `profile` (B=1) per path
-//! and storage.
+//! and storage. `--seed N` draws the timed inputs from seed N (default 21, the figures of every
+//! session so far; `apex-host run` times seed 123's unless told `--seed`): a frame's tile
+//! selection, and so where its tiles lie, follows its inputs.
 //! `--stage refines` times only the two levels' refine blocks of each call (after the verified
 //! frames, which leave the packed tiles and FiLM vectors they read): their cost apart from the
 //! rest of the frame, for a side-by-side with `benches/probes/ff_refine_block_torch.py`. Their
@@ -27,7 +29,7 @@
 //!
 //! ```text
 //! ff_model_gpu_check [--only LABEL[,LABEL..]] [--refine PATH[,PATH..]] [--bench | --bench-only]
-//!                    [--stage frame|refines] [--precision P[,P..]]
+//!                    [--stage frame|refines] [--precision P[,P..]] [--seed N]
 //! ```
 //! PATH: `auto`, `fused`, `lean` or `split` (default `auto,split`).
 //! Exits 0 when every check (and every bench row's verify) passes, 1 when one fails, 2 without a
@@ -284,6 +286,8 @@ struct Timer<'a> {
     ctx: &'a Arc<CudaContext>,
     stream: &'a Arc<CudaStream>,
     l2: u64,
+    /// The seed of the inputs every row times (`--seed`).
+    seed: u64,
 }
 
 /// One bench row's figures.
@@ -367,7 +371,7 @@ fn bench_row(
 ) -> Result<(String, f64, bool), String> {
     let tol = problem::descriptor().tolerance_for(precision);
     let mut case = setup(overrides, precision, handles, Some(refine))?;
-    case.prepare_check(21)
+    case.prepare_check(timer.seed)
         .map_err(|e| format!("prepare: {e}"))?;
     case.run().map_err(|e| format!("run: {e}"))?;
     timer.stream.synchronize().map_err(|e| e.to_string())?;
@@ -491,6 +495,19 @@ fn main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    let seed_arg = list(&args, "--seed");
+    let seed = match seed_arg.as_deref() {
+        None => Some(21),
+        Some([n]) => n.parse::<u64>().ok(),
+        Some(_) => None,
+    };
+    let Some(seed) = seed else {
+        eprintln!(
+            "ff_model_gpu_check: --seed {}: expected one unsigned integer",
+            seed_arg.unwrap_or_default().join(",")
+        );
+        return ExitCode::from(3);
+    };
     let precisions = match list(&args, "--precision") {
         None => None,
         Some(names) => {
@@ -562,6 +579,7 @@ fn main() -> ExitCode {
             ctx: &ctx,
             stream: &stream,
             l2,
+            seed,
         };
         for &precision in &benched_precisions {
             failures +=
