@@ -25,6 +25,7 @@
 #           WG_X_L0MAP_LAST (L0's f32 result stored evict-last: L1 reads it next)
 #   ff_x34  main (56854f9) plus ff_model_next_experiments_s33.patch: prepared, not run this session
 #           (next1 below): WG_X_CONTIG_T, FF_X_BASE_FULL, WG_X_L0MAP_LAST, APEX_FF_X_L0MAP_SETS
+#   ff_s33e main at 75f9311 (gpu_check --seed); plugin .device/ab/s33e.so (next2)
 #   ff_x33  ff_s33a plus timing-only stand-ins by APEX_NVRTC_DEFINES (outputs wrong, rc 1):
 #           WG_X_NOCOPY (every value staged, nothing written out), WG_X_CONTIG (the same bytes,
 #           each CTA's written contiguous inside its frame's planes)
@@ -145,6 +146,32 @@ next1() {  # prepared for the next session (ff_x34): which level's store layout 
       [ "$v" = "${v#*|}" ] || e+=("${v#*|}")
       vrow ff_x34 'profile,B=8,B=16' "x34 $v r$r" "" "${e[@]}"
       vrow ff_x34 'profile,B=8,B=16' "x34 $v r$r" "--stage refines" "${e[@]}"
+    done
+  done
+}
+
+next2() {  # prepared for the next session: does apex-host read the profile ~3.7 us slower than the
+  # in-process bench because it times other inputs (seed 123, its default, against the bench's
+  # 21: a frame's selection and so where its tiles lie follow the inputs)? In process at five
+  # seeds, then apex-host at seeds 123 and 21; two rounds
+  for r in 1 2; do
+    for seed in 21 123 5 7 1000; do
+      vrow ff_s33e 'profile,B=8' "s33e seed $seed r$r" "--seed $seed" X=1
+    done
+  done
+  cp .device/ab/s33e.so .device/host/release/libapex_plugin_ff_model.so
+  for r in 1 2; do
+    for seed in 123 21; do
+      step host_seed${seed}_r$r 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --seed $seed --output-dir /tmp/seed_$seed
+      python3 - /tmp/seed_$seed/summary.json "host seed $seed r$r" <<'PY2' | tee -a $OUT/sweep.txt
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    if '/fp16/' in k and 'path=fast' in k and 'height=128' in k and 'tile_size_l0=16' in k:
+        rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c.get('p50_ms', float('nan')) * 1e3))
+print(sys.argv[2], ' '.join(rows))
+PY2
     done
   done
 }
