@@ -101,8 +101,8 @@ fn shapes() -> Vec<(&'static str, Overrides)> {
             vec![i("batch", 4), i("height", 256), i("width", 256)],
         ),
         (
-            // Several runs with L0 on a refine other than wgmma (t = 32) and L1 pack-free on it:
-            // l0map stays in the map's layout (device/fast.rs: l0map_tile).
+            // Several runs with L0 on a refine other than wgmma (t = 32) and L1 pack-free: the
+            // pack-free wgmma level reading the f32 result a lean L0 level wrote.
             "B=4 tiles 32/16",
             vec![i("batch", 4), i("tile_size_l0", 32), i("tile_size_l1", 16)],
         ),

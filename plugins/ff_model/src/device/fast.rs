@@ -406,8 +406,8 @@ impl Level<'_> {
             // Its chunks are WG_PIX pixels, not CHUNK (t = 8: one CTA a SM, `wg_smem`); a pack-free
             // level's reads the map. A one-CTA tile (t = 8) launches without a cluster attribute:
             // the kernel runs no cluster operation there, and the block scheduler places the
-            // CTAs freely (B=8 113.7-114.3 -> 113.1-113.2 us, the profile 45.0 either way; H200,
-            // in process, thirty-third session, call 1).
+            // CTAs freely (B=8 113.7-114.3 -> 113.1-113.2 us, the profile 45.0 -> 45.1; H200, in
+            // process, thirty-third session, call 1).
             LevelRefine::Wg => {
                 let (chunks, smem) = (l.t * l.t / WG_PIX, wg_smem(l.t));
                 let clustered = chunks > 1;
