@@ -23,8 +23,9 @@
 #           FF_X_SCAN_LAST (the map scans' loads evict-last: the refine reads the same tiles
 #           next), WG_X_LOADS_CS (the wgmma refine's loads evict-first: their last use),
 #           WG_X_L0MAP_LAST (L0's f32 result stored evict-last: L1 reads it next)
-#   ff_x34  main (56854f9) plus ff_model_next_experiments_s33.patch: prepared, not run this session
-#           (next1 below): WG_X_CONTIG_T, FF_X_BASE_FULL, WG_X_L0MAP_LAST, APEX_FF_X_L0MAP_SETS
+#   ff_x34  main (940a869) plus ff_model_next_experiments_s33.patch: prepared, not run this session
+#           (next1 below): WG_X_CONTIG_T, FF_X_BASE_FULL, WG_X_L0MAP_LAST, APEX_FF_X_L0MAP_SETS,
+#           APEX_FF_X_LAST_PRIO with APEX_GRAPH_NODE_PRIO
 #   ff_s33e main at 75f9311 (gpu_check --seed); plugin .device/ab/s33e.so (next2)
 #   ff_x33  ff_s33a plus timing-only stand-ins by APEX_NVRTC_DEFINES (outputs wrong, rc 1):
 #           WG_X_NOCOPY (every value staged, nothing written out), WG_X_CONTIG (the same bytes,
@@ -138,12 +139,16 @@ vrow() {
 }
 
 next1() {  # prepared for the next session (ff_x34): which level's store layout costs, the base
-  # pass in whole lines, and WG_X_L0MAP_LAST with l0map rotated with the sets; two rounds
+  # pass in whole lines, WG_X_L0MAP_LAST with l0map rotated with the sets, and the last run's
+  # launches at a greater scheduling priority; two rounds
   for r in 1 2; do
     for v in "none" "WG_X_CONTIG_T=16" "WG_X_CONTIG_T=8" "FF_X_BASE_FULL" "WG_X_L0MAP_LAST" \
-             "WG_X_L0MAP_LAST|APEX_FF_X_L0MAP_SETS=1" "none|APEX_FF_X_L0MAP_SETS=1"; do
+             "WG_X_L0MAP_LAST|APEX_FF_X_L0MAP_SETS=1" "none|APEX_FF_X_L0MAP_SETS=1" \
+             "none|APEX_GRAPH_NODE_PRIO=1" "none|APEX_GRAPH_NODE_PRIO=1 APEX_FF_X_LAST_PRIO=all:-1" \
+             "none|APEX_GRAPH_NODE_PRIO=1 APEX_FF_X_LAST_PRIO=l1:-1"; do
+      # A variant: defines (or none), then after | environment assignments.
       d=${v%%|*}; e=(X=1); [ "$d" = none ] || e=(APEX_NVRTC_DEFINES="$d")
-      [ "$v" = "${v#*|}" ] || e+=("${v#*|}")
+      [ "$v" = "${v#*|}" ] || e+=(${v#*|})
       vrow ff_x34 'profile,B=8,B=16' "x34 $v r$r" "" "${e[@]}"
       vrow ff_x34 'profile,B=8,B=16' "x34 $v r$r" "--stage refines" "${e[@]}"
     done
