@@ -30,6 +30,12 @@
 #   ff_x33  ff_s33a plus timing-only stand-ins by APEX_NVRTC_DEFINES (outputs wrong, rc 1):
 #           WG_X_NOCOPY (every value staged, nothing written out), WG_X_CONTIG (the same bytes,
 #           each CTA's written contiguous inside its frame's planes)
+# next1 / next2 need ff_x34, ff_s33e, .device/ab/s33e.so and .device/host/release/apex-host; where
+# .device is gone, rebuild them: ff_s33e and s33e.so from 75f9311 (or later: the kernels are the
+# same through e83711c), ff_x34 from 940a869 with ff_model_next_experiments_s33.patch applied
+# (CARGO_TARGET_DIR=.device/slim cargo build --release -p apex-plugin-ff-model --example
+# ff_model_gpu_check; CARGO_TARGET_DIR=.device/host cargo build --release -p apex-host -p
+# apex-plugin-ff-model).
 source benches/results/device_lib.sh
 
 # One in-process bench of ff_x32n, p50 per case, as a row of $OUT/sweep.txt: $1 label, $2 extra
