@@ -22,7 +22,8 @@
 //                  exchanges their GroupNorm partials in distributed shared memory; the host uses
 //                  it on each level whose tile fits one cluster (t*t <= 256, C <= 128), and
 //                  ff_refine + ff_apply on the others (device/refine.rs); at L0 it keeps the f32
-//                  result only at the tiles ff_select split, the only ones L1 reads (keeps_l0)
+//                  result only at the tiles ff_select split, the only ones L1 reads (keeps_l0),
+//                  and writes no heavy there (their L1 children overwrite every pixel of it)
 //   ff_refine_apply_lean (sm_90) the same in at most 64 registers (four CTAs a SM; bf16, fp32:
 //                  80, three): the GEMM's output waits for the statistics in shared memory, not in
 //                  registers, and the finish stores runs of consecutive pixels; it is also
