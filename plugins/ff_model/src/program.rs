@@ -224,6 +224,34 @@ mod tests {
         }
     }
 
+    /// The host launches the fast kernels as programmatic dependents (`device/fast.rs`), which
+    /// is only sound where each waits for its predecessor before touching memory: every entry
+    /// point's body opens with `FF_AFTER_PREDECESSOR` (after its timeline scope, which reads no
+    /// buffer).
+    #[test]
+    fn every_fast_entry_point_waits_for_its_predecessor_first() {
+        let entries: Vec<usize> = FAST_SOURCE
+            .match_indices("__global__")
+            .map(|(i, _)| i)
+            .collect();
+        assert!(entries.len() >= 12, "found {} entry points", entries.len());
+        for (n, &at) in entries.iter().enumerate() {
+            let end = entries.get(n + 1).copied().unwrap_or(FAST_SOURCE.len());
+            let entry = &FAST_SOURCE[at..end];
+            let name = entry.lines().next().unwrap_or_default();
+            let body = entry.split_once(") {").map_or("", |(_, b)| b);
+            let first = body
+                .lines()
+                .map(|l| l.trim().trim_end_matches('\\').trim())
+                .find(|l| !l.is_empty() && !l.starts_with("FF_TL"));
+            assert_eq!(
+                first,
+                Some("FF_AFTER_PREDECESSOR();"),
+                "the entry point `{name}` does not wait for its predecessor first"
+            );
+        }
+    }
+
     /// Every storage's source compiles for the H100's architecture (needs NVRTC, not a GPU).
     #[test]
     fn every_storage_compiles_when_nvrtc_is_present() {

@@ -8,6 +8,13 @@
 //! grids. A level that selects no tile launches nothing. `launch_refines` enqueues only the refine
 //! blocks of a call, for timing them apart (`ff_model_gpu_check --stage refines`).
 //!
+//! Dependent launches: on sm_90 and later every level launch is a programmatic dependent of the
+//! run stream's previous kernel (`LaunchEx::dependent`; each kernel waits for its predecessor at
+//! its start, `FF_AFTER_PREDECESSOR` in `prelude.cu`). A chain's kernel then starts as its
+//! predecessor's last CTA exits instead of after that grid's completion: the profile 44.65 ->
+//! 42.6 us, B=8 111.1 -> 104.4, B=16 188.5 -> 183.6 (H200, in process, thirty-fourth session,
+//! call 1, two rounds). `ff_select` and `ff_base` launch plainly: they start a call and a stream.
+//!
 //! Pack-free levels: where a call's frames run in several runs (B > `RUN_FRAMES`), a level on the
 //! wgmma refine launches no pack: `ff_film_scan_map_*` takes the tile means from the level's
 //! source map and the refine (`ff_refine_wg_map_*`) reads its tile from the map. The packs are
@@ -182,6 +189,7 @@ impl DeviceState {
                 bytes: self.storage.bytes(),
                 film_tiles,
                 pack_free,
+                dependent: self.fast.dependent,
             };
             each(&run(&self.l0, Source::Dense))?;
             each(&run(&self.l1, Source::L0Map))?;
@@ -224,6 +232,9 @@ struct Level<'a> {
     /// The call runs in several runs of frames: a wgmma level launches no pack (the module
     /// docs).
     pack_free: bool,
+    /// Its launches are programmatic dependents of the stream's previous kernel (the module
+    /// docs).
+    dependent: bool,
 }
 
 impl Level<'_> {
@@ -258,9 +269,13 @@ impl Level<'_> {
         (c as usize * pixels, pixels)
     }
 
-    /// A launch of `function` on the run's stream.
+    /// A launch of `function` on the run's stream, a dependent one where the device has them.
     fn launch_ex<'f>(&'f self, function: &'f CudaFunction) -> LaunchEx<'f> {
-        LaunchEx::new(self.stream, function)
+        let mut a = LaunchEx::new(self.stream, function);
+        if self.dependent {
+            a.dependent();
+        }
+        a
     }
 
     /// Launches `a` with `cfg` (in clusters of `cluster` CTAs, where it has them), naming `name`
@@ -268,7 +283,9 @@ impl Level<'_> {
     ///
     /// SAFETY (of every caller): as [`launch`]'s; the run's frames lie inside the batch, so every
     /// `ptr_at` offset (the run's first frame times a buffer's elements a frame) is inside its
-    /// buffer, and the grid's batch dimension is the run's length.
+    /// buffer, and the grid's batch dimension is the run's length; a dependent launch's kernel
+    /// waits for its predecessor before its first memory access (every fast kernel begins with
+    /// `FF_AFTER_PREDECESSOR`).
     unsafe fn go(
         mut a: LaunchEx<'_>,
         cfg: LaunchConfig,

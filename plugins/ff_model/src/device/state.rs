@@ -112,6 +112,9 @@ pub struct FastFunctions {
     /// Their pack-free entry points (`program::WG_MAP_ENTRIES`, in that order; empty where
     /// `wg` is).
     pub wg_map: Vec<WgMap>,
+    /// The level launches may be programmatic dependents (sm_90 and later, where the kernels
+    /// wait for their predecessor: `FF_AFTER_PREDECESSOR` in `cuda/fast/prelude.cu`).
+    pub dependent: bool,
 }
 
 /// A wgmma shape's pack-free kernels, each [storage-typed source (L0's input), f32 source (L1's
@@ -268,6 +271,7 @@ impl DeviceState {
                     })
                 })
                 .collect::<Result<Vec<_>, PluginError>>()?,
+            dependent: cluster_kernels,
         };
         let stream = session.stream.clone();
         let (b, c) = (problem.batch, problem.channels);

@@ -79,6 +79,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 4) ff_base(
     S* __restrict__ heavy, S* __restrict__ detail, S* __restrict__ alpha, long long pixels, int C,
     int H, int W, int t0) {
     FF_TL(TL_BASE, heavy);
+    FF_AFTER_PREDECESSOR();
     const int groups = (C + BASE_CHANNELS - 1) / BASE_CHANNELS;
     const int bands = (int)(pixels / ((long long)W * t0)) * groups;
     for (int i = blockIdx.x; i < bands; i += gridDim.x) {

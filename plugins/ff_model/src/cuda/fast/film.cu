@@ -112,6 +112,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_film_scan(
     const float* __restrict__ tokens, const float* __restrict__ weights, float* __restrict__ scanned,
     int C, int K) {
     FF_TL(TL_SCAN, scanned);
+    FF_AFTER_PREDECESSOR();
     const int b = blockIdx.x, c = blockIdx.y * WARPS + (threadIdx.x >> 5);
     if (c >= C) return;
     const Level l = level_at(weights, C);
@@ -185,6 +186,7 @@ __device__ __forceinline__ void film_scan_map(const SRC* __restrict__ src,
         const float* __restrict__ weights, float* __restrict__ scanned, int C, int H, int W,    \
         int gw, int K) {                                                                        \
         FF_TL(TL_SCAN_MAP, scanned);                                                            \
+        FF_AFTER_PREDECESSOR();                                                                 \
         film_scan_map<SRC, TT>(src, ids, weights, scanned, C, H, W, gw, K);                     \
     }
 SCAN_MAP_ENTRY(ff_film_scan_map_s_t16, S, 16)
@@ -297,6 +299,7 @@ __device__ __forceinline__ void film_out(const float* __restrict__ hidden,
         const float* __restrict__ in, const float* __restrict__ weights, float* __restrict__ out, \
         int C, int K, int B) {                                                                    \
         FF_TL(TL_KIND, out);                                                                      \
+        FF_AFTER_PREDECESSOR();                                                                   \
         BODY<TILES>(in, weights, out, C, K, B);                                                   \
     }
 FILM_ENTRY(ff_film_fc1, film_fc1, 1, TL_FC1)

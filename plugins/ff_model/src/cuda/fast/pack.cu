@@ -95,6 +95,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_s(
     const S* __restrict__ src, const int* __restrict__ ids, float* __restrict__ packed,
     float* __restrict__ tokens, int C, int H, int W, int t, int gw, int K) {
     FF_TL(TL_PACK, tokens);
+    FF_AFTER_PREDECESSOR();
     ff_pack<S>(src, ids, packed, tokens, C, H, W, t, gw, K);
 }
 
@@ -102,6 +103,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_pack_f(
     const float* __restrict__ src, const int* __restrict__ ids, float* __restrict__ packed,
     float* __restrict__ tokens, int C, int H, int W, int t, int gw, int K) {
     FF_TL(TL_PACK, tokens);
+    FF_AFTER_PREDECESSOR();
     ff_pack<float>(src, ids, packed, tokens, C, H, W, t, gw, K);
 }
 

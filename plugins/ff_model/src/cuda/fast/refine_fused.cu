@@ -192,6 +192,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
     float* __restrict__ l0map, const unsigned char* __restrict__ cover, int C, int H, int W, int t,
     int gw, int K) {
     FF_TL(TL_REFINE_OTHER, film);
+    FF_AFTER_PREDECESSOR();
     extern __shared__ float ref_smem[];
     __shared__ float part[WARPS][3];
     __shared__ float published[2];  // this chunk's (sum, M2), read by every CTA of the cluster

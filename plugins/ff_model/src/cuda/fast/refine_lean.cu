@@ -329,6 +329,7 @@ __device__ __forceinline__ void refine_apply_lean(
         S* __restrict__ detail, float* __restrict__ l0map, const unsigned char* __restrict__ cover,\
         int C, int H, int W, int t, int gw, int K) {                                              \
         FF_TL(TL_REFINE_OTHER, film);                                                             \
+        FF_AFTER_PREDECESSOR();                                                                   \
         refine_apply_lean<CC, TT>(packed, film, weights, ids, boundary, uncertainty, heavy,       \
                                   detail, l0map, cover, C, H, W, t, gw, K);                       \
     }

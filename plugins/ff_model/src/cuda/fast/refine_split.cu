@@ -9,6 +9,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_refine(
     const float* __restrict__ weights, float* __restrict__ pre, float* __restrict__ stats, int C,
     int t, int K) {
     FF_TL(TL_REFINE_OTHER, film);
+    FF_AFTER_PREDECESSOR();
     extern __shared__ float ref_smem[];
     __shared__ float part[WARPS][3];
     const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z, chunks = gridDim.x;
@@ -62,6 +63,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
     const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
     float* __restrict__ l0map, int C, int H, int W, int t, int gw, int K, int chunks) {
     FF_TL(TL_REFINE_OTHER, film);
+    FF_AFTER_PREDECESSOR();
     __shared__ double partial[2 * 64];
     __shared__ float stat[2];
     const int k = blockIdx.y, b = blockIdx.z, P = t * t;

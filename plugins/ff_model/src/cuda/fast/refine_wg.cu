@@ -426,6 +426,7 @@ __device__ __forceinline__ void refine_apply_wg(
         S* __restrict__ detail, float* __restrict__ l0map, const unsigned char* __restrict__ cover,\
         int C, int H, int W, int t, int gw, int K) {                                              \
         FF_TL(TT == 16 ? TL_REFINE_T16 : TL_REFINE_T8, film);                                     \
+        FF_AFTER_PREDECESSOR();                                                                   \
         refine_apply_wg<TT, SRC, MAP>(src, film, weights, ids, boundary, uncertainty, heavy,      \
                                       detail, l0map, cover, H, W, gw, K);                         \
     }

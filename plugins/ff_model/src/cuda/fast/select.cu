@@ -16,6 +16,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_select(
     int splits, double cost, double overhead) {
     FF_TL_COUNT_CALL();
     FF_TL(TL_SELECT, ids_l0);
+    FF_AFTER_PREDECESSOR();
     extern __shared__ double sel_smem[];
     __shared__ int warp_base[WARPS];
     __shared__ int total;
