@@ -5,8 +5,8 @@
 # Binaries in .device/bin (ff_model_gpu_check builds):
 #   ff_s33e main's kernels (75f9311; the later commits to a1cb3e8 changed no kernel or launch);
 #           plugin .device/ab/s33e.so
-#   ff_pdl  a1cb3e8 plus: every fast kernel runs `griddepcontrol.wait` then
-#           `griddepcontrol.launch_dependents` at its start (FF_AFTER_PREDECESSOR in prelude.cu;
+#   ff_pdl  34d3cfc plus ff_model_pdl_switches_experiment_s34.patch: every fast kernel runs
+#           `griddepcontrol.wait` then `griddepcontrol.launch_dependents` at its start (FF_AFTER_PREDECESSOR in prelude.cu;
 #           APEX_NVRTC_DEFINES=FF_PDL_LATE leaves out the trigger: dependents launch as the CTAs
 #           exit), and a level's launches carry the programmatic-serialisation attribute by
 #           APEX_FF_X_PDL: all (the default), film (not the refines), none
