@@ -54,6 +54,14 @@ call2() {  # the landing build: self-checks in every storage and path; apex-host
   acceptance
 }
 
+call3() {  # the landed build as the GPU runs it: B=8's and the profile's timelines; the frame and
+  # the refines alone
+  timeline s34 ff_s34 B=8 X=1
+  timeline s34 ff_s34 profile X=1
+  vrow ff_s34 'profile,B=8,B=16' "s34" "" X=1
+  vrow ff_s34 'profile,B=8,B=16' "s34" "--stage refines" X=1
+}
+
 next2() {  # the thirty-third session's next2: the bench at five seeds, then apex-host at 123 and 21
   for r in 1 2; do
     for seed in 21 123 5 7 1000; do
