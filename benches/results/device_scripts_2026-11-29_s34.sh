@@ -13,6 +13,9 @@
 #   ff_s34  the landed build: ff_pdl's `all` with FF_PDL_LATE's kernels (every fast kernel waits
 #           for its predecessor at its start, none triggers early); plugin .device/ab/s34.so;
 #           ff_model_export built from it
+#   ff_trig ff_s34 plus ff_model_pdl_trigger_experiment_s34.patch: APEX_NVRTC_DEFINES
+#           FF_X_TRIG_MASK=bits lets a kernel kind trigger its dependents right after its wait
+#           (1 pack, 2 scan and map scan, 4 fc1, 8 out, 16 refine); 0 (unset) is ff_s34
 source benches/results/device_lib.sh
 
 # One in-process bench, p50 per case, as a row of $OUT/sweep.txt: $1 binary, $2 shapes, $3
@@ -60,6 +63,18 @@ call3() {  # the landed build as the GPU runs it: B=8's and the profile's timeli
   timeline s34 ff_s34 profile X=1
   vrow ff_s34 'profile,B=8,B=16' "s34" "" X=1
   vrow ff_s34 'profile,B=8,B=16' "s34" "--stage refines" X=1
+}
+
+call4() {  # ff_trig: an fp16 check with every kind triggering early; the landed build and three
+  # masks alternating, two rounds
+  step ff_check_trig 120 env APEX_NVRTC_DEFINES=FF_X_TRIG_MASK=31 $B/ff_trig --only 'profile,B=8,B=16' --precision fp16 --refine auto
+  echo "ff_trig 31 ok: $(grep -cE '^ok' $OUT/ff_check_trig.log) FAIL: $(grep -cE '^FAIL' $OUT/ff_check_trig.log)" | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    vrow ff_s34 'profile,B=8,B=16' "s34 r$r" "" X=1
+    for m in 6 14 7; do
+      vrow ff_trig 'profile,B=8,B=16' "trig $m r$r" "" APEX_NVRTC_DEFINES=FF_X_TRIG_MASK=$m
+    done
+  done
 }
 
 next2() {  # the thirty-third session's next2: the bench at five seeds, then apex-host at 123 and 21
