@@ -77,27 +77,9 @@ call4() {  # ff_trig: an fp16 check with every kind triggering early; the landed
   done
 }
 
-next2() {  # the thirty-third session's next2: the bench at five seeds, then apex-host at 123 and 21
-  for r in 1 2; do
-    for seed in 21 123 5 7 1000; do
-      vrow ff_s33e 'profile,B=8' "s33e seed $seed r$r" "--seed $seed" X=1
-    done
-  done
-  cp .device/ab/s33e.so .device/host/release/libapex_plugin_ff_model.so
-  for r in 1 2; do
-    for seed in 123 21; do
-      step host_seed${seed}_r$r 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --seed $seed --output-dir /tmp/seed_$seed
-      python3 - /tmp/seed_$seed/summary.json "host seed $seed r$r" <<'PY2' | tee -a $OUT/sweep.txt
-import json, sys
-s = json.load(open(sys.argv[1]))
-rows = []
-for k, c in sorted(s['benchmarks'].items()):
-    if '/fp16/' in k and 'path=fast' in k and 'height=128' in k and 'tile_size_l0=16' in k:
-        rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c.get('p50_ms', float('nan')) * 1e3))
-print(sys.argv[2], ' '.join(rows))
-PY2
-    done
-  done
+next2() {  # the thirty-third session's next2, as prepared there: the bench at five seeds, then
+  # apex-host at seeds 123 and 21 (call 1 ran a copy of it, line for line)
+  bash benches/results/device_scripts_2026-11-29_s33.sh next2
 }
 
 "$@"
