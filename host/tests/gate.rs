@@ -38,6 +38,7 @@ fn ok_case(key: CaseKey, samples: &[f64]) -> CaseResult {
             graph: false,
             cache: None,
             buffer_sets: None,
+            short_holds: None,
             stats,
             samples_ms: Some(samples.to_vec()),
             samples_per_process: None,

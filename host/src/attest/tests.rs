@@ -115,6 +115,7 @@ fn synthetic_run() -> RunSummary {
             graph: false,
             cache: None,
             buffer_sets: None,
+            short_holds: None,
             stats,
             samples_ms: Some(samples),
             samples_per_process: None,

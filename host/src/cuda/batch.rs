@@ -4,9 +4,14 @@
 //! once outside the timed interval, cached by N) and the sample times the graph's replay, so the
 //! per-launch CPU cost disappears. Otherwise, or when capture fails, the calls are launched
 //! plainly. Either way a hold kernel first keeps the GPU busy while the host enqueues, so the
-//! GPU runs the calls back to back instead of at the host's enqueue rate.
+//! GPU runs the calls back to back instead of at the host's enqueue rate. The hold is sized from
+//! the launches a sample takes, and from the host's measured enqueue time of the last sample of
+//! the same size where that was longer: a graph launch costs the host per node (~0.5 µs), so a
+//! graph of many multi-kernel calls can outlast a hold sized per launch. A sample whose enqueue
+//! outlasted its hold anyway is counted ([`BatchTimer::short_holds`]), and the report says so.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use cudarc::driver::CudaStream;
 
@@ -33,6 +38,14 @@ pub fn hold_ns(enqueues: u64) -> u64 {
         .clamp(HOLD_MIN_NS, HOLD_MAX_NS)
 }
 
+/// The hold before a sample of `enqueues` launches whose last sample of the same size took the
+/// host `enqueued_ns` to enqueue (if one ran): [`hold_ns`], or that time and half again where
+/// longer (enqueue times vary from sample to sample), at most the cap.
+pub fn hold_for(enqueues: u64, enqueued_ns: Option<u64>) -> u64 {
+    let measured = enqueued_ns.map_or(0, |ns| ns.saturating_add(ns / 2));
+    hold_ns(enqueues).max(measured).min(HOLD_MAX_NS)
+}
+
 /// Times N back-to-back calls, from a graph when possible.
 pub struct BatchTimer {
     stream: Arc<CudaStream>,
@@ -44,6 +57,47 @@ pub struct BatchTimer {
     min_sample_s: f64,
     max_per_graph: u64,
     builtins: Option<Arc<Mutex<Builtins>>>,
+    holds: Holds,
+}
+
+/// The holds of one timer's samples: what the last enqueue took, and which samples it outlasted.
+#[derive(Default)]
+struct Holds {
+    /// The last sample's calls and the host's time to enqueue them (ns), for the next hold.
+    enqueued: Option<(u64, u64)>,
+    /// Per sample taken, in order: whether its enqueue outlasted the hold before it.
+    short: Vec<bool>,
+}
+
+impl Holds {
+    /// Times one sample of `calls` calls that `enqueue` puts on `stream` in `enqueues` host-side
+    /// launches: the hold (where the built-in kernels exist), then `events` around the enqueue;
+    /// notes how long the enqueue took.
+    fn time(
+        &mut self,
+        (events, stream): (&EventPair, &Arc<CudaStream>),
+        builtins: Option<&Arc<Mutex<Builtins>>>,
+        (calls, enqueues): (u64, u64),
+        enqueue: impl FnOnce() -> Result<(), MeasureError>,
+    ) -> Result<f64, MeasureError> {
+        let last = self.enqueued.filter(|&(n, _)| n == calls).map(|(_, ns)| ns);
+        let hold = hold_for(enqueues, last);
+        if let Some(b) = builtins {
+            b.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .hold(stream, hold)?;
+        }
+        let mut enqueued_ns = 0;
+        let seconds = events.time(stream, || {
+            let started = Instant::now();
+            enqueue()?;
+            enqueued_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            Ok(())
+        })?;
+        self.enqueued = Some((calls, enqueued_ns));
+        self.short.push(builtins.is_some() && enqueued_ns > hold);
+        Ok(seconds)
+    }
 }
 
 impl BatchTimer {
@@ -62,6 +116,7 @@ impl BatchTimer {
                 min_sample_s: DEFAULT_MIN_SAMPLE_S,
                 max_per_graph: MAX_CALLS_PER_GRAPH,
                 builtins: device.builtins().ok(),
+                holds: Holds::default(),
             })
         })
     }
@@ -77,14 +132,15 @@ impl BatchTimer {
         self.fallback.as_deref()
     }
 
-    fn hold(&self, enqueues: u64) -> Result<(), CudaError> {
-        match &self.builtins {
-            Some(b) => b
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .hold(&self.stream, hold_ns(enqueues)),
-            None => Ok(()),
-        }
+    /// How many of the last `samples` samples had their host-side enqueue outlast the hold
+    /// before them, so the GPU may have waited for the host inside the timed interval (the
+    /// timed samples are the last ones the sampling protocol takes).
+    pub fn short_holds(&self, samples: usize) -> u64 {
+        let short = &self.holds.short;
+        short[short.len().saturating_sub(samples)..]
+            .iter()
+            .filter(|&&s| s)
+            .count() as u64
     }
 
     /// Captures whatever graphs `calls` needs (outside timing); `Err` is the capture failure.
@@ -105,7 +161,12 @@ impl BatchTimer {
         Ok(plan)
     }
 
-    fn sample_graph(&self, id: usize, plan: graph::GraphPlan) -> Result<f64, MeasureError> {
+    fn sample_graph(
+        &mut self,
+        id: usize,
+        calls: u64,
+        plan: graph::GraphPlan,
+    ) -> Result<f64, MeasureError> {
         let main = self.graphs.get(id, plan.per_graph);
         let rest = self.graphs.get(id, plan.remainder);
         if main.is_none() || (plan.remainder > 0 && rest.is_none()) {
@@ -113,8 +174,9 @@ impl BatchTimer {
                 "internal: a captured graph is missing from the cache".to_string(),
             ));
         }
-        self.hold(plan.host_launches())?;
-        self.events.time(&self.stream, || {
+        let timing = (&self.events, &self.stream);
+        let size = (calls, plan.host_launches());
+        self.holds.time(timing, self.builtins.as_ref(), size, || {
             for g in std::iter::repeat_n(main, plan.launches as usize)
                 .chain([rest])
                 .flatten()
@@ -148,19 +210,20 @@ impl Timer for BatchTimer {
             match self.prepare_graphs(work, calls) {
                 Ok(plan) => {
                     self.used_graph = true;
-                    return self.sample_graph(graph::workload_id(work), plan);
+                    return self.sample_graph(graph::workload_id(work), calls, plan);
                 }
                 Err(reason) => self.fallback = Some(reason),
             }
         }
         self.used_graph = false;
-        self.hold(calls)?;
-        self.events.time(&self.stream, || {
-            for _ in 0..calls {
-                work.call()?;
-            }
-            Ok(())
-        })
+        let timing = (&self.events, &self.stream);
+        self.holds
+            .time(timing, self.builtins.as_ref(), (calls, calls), || {
+                for _ in 0..calls {
+                    work.call()?;
+                }
+                Ok(())
+            })
     }
 
     fn used_graph(&self) -> bool {
@@ -178,5 +241,16 @@ mod tests {
         assert_eq!(hold_ns(1000), 5_000_000);
         assert_eq!(hold_ns(1_000_000), HOLD_MAX_NS);
         assert_eq!(hold_ns(u64::MAX), HOLD_MAX_NS);
+    }
+
+    /// A graph whose launch took the host longer than the launch-count hold gets a hold half as
+    /// long again as that enqueue; a quick one keeps the launch-count hold; the cap holds.
+    #[test]
+    fn the_hold_outlasts_the_last_measured_enqueue() {
+        assert_eq!(hold_for(1, None), HOLD_MIN_NS);
+        assert_eq!(hold_for(1, Some(5_000)), HOLD_MIN_NS);
+        assert_eq!(hold_for(1, Some(200_000)), 300_000);
+        assert_eq!(hold_for(1000, Some(1_000_000)), 5_000_000);
+        assert_eq!(hold_for(1, Some(u64::MAX)), HOLD_MAX_NS);
     }
 }

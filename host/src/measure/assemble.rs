@@ -79,6 +79,7 @@ pub fn assemble(
                     graph: m.graph,
                     cache: m.cache.clone(),
                     buffer_sets: m.buffer_sets,
+                    short_holds: m.short_holds,
                     stats,
                     samples_ms: ctx.save_samples.then(|| m.per_call_ms.clone()),
                     samples_per_process: (ctx.save_samples && m.samples_per_process.len() > 1)
@@ -240,6 +241,7 @@ mod tests {
                 elapsed_s: 0.1,
                 cache: None,
                 buffer_sets: None,
+                short_holds: None,
             }],
             accuracy: Some(AccuracyBlock {
                 passed,

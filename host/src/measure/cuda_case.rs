@@ -187,8 +187,10 @@ fn measure_phases(
             sampled.calls_per_sample,
             sampled.graph,
         );
+        let short = hot.short_holds(sampled.per_call_s.len());
         let mut mode = raw_mode(sampled);
         mode.mode = HOT_BATCH_MODE.into();
+        mode.short_holds = (short > 0).then_some(short);
         mode.cache = Some(state.as_str().to_string());
         mode.buffer_sets = Some(1);
         reply.modes.push(mode);
@@ -223,9 +225,11 @@ fn measure_phases(
         batched.calls_per_sample,
         batched.graph,
     );
+    let short = batch.short_holds(batched.per_call_s.len());
     let mut mode = raw_mode(batched);
     mode.cache = Some(state.as_str().to_string());
     mode.buffer_sets = Some(sets);
+    mode.short_holds = (short > 0).then_some(short);
     reply.modes.push(mode);
     phases.mark("batch");
 

@@ -34,6 +34,10 @@ fn merge_into(into: &mut WorkerReply, other: WorkerReply) {
                 m.samples_per_process.extend(mode.samples_per_process);
                 m.elapsed_s += mode.elapsed_s;
                 m.calls_per_sample = m.calls_per_sample.max(mode.calls_per_sample);
+                m.short_holds = match (m.short_holds, mode.short_holds) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
             }
             None => into.modes.push(mode),
         }
@@ -93,6 +97,7 @@ mod tests {
                 elapsed_s: 0.5,
                 cache: None,
                 buffer_sets: None,
+                short_holds: None,
             }],
             accuracy: Some(crate::model::AccuracyBlock {
                 passed,
@@ -121,6 +126,29 @@ mod tests {
         assert_eq!(r.modes[0].elapsed_s, 1.0);
         assert!(!r.accuracy.unwrap().passed);
         assert_eq!(r.peak_rss_mb, Some(2.0));
+    }
+
+    /// The processes' short-hold counts add up; a process without any leaves the others'.
+    #[test]
+    fn short_holds_add_up_across_processes() {
+        let with = |short: Option<u64>| {
+            let mut out = reply(&[1.0], true);
+            if let WorkerOutcome::Replied(r) = &mut out {
+                r.modes[0].short_holds = short;
+            }
+            out
+        };
+        for (a, b, merged) in [
+            (Some(1), Some(2), Some(3)),
+            (None, Some(2), Some(2)),
+            (Some(4), None, Some(4)),
+            (None, None, None),
+        ] {
+            let WorkerOutcome::Replied(r) = pool(vec![with(a), with(b)]) else {
+                panic!("replied")
+            };
+            assert_eq!(r.modes[0].short_holds, merged, "{a:?} + {b:?}");
+        }
     }
 
     #[test]

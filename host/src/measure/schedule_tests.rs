@@ -27,6 +27,7 @@ fn ok_reply() -> WorkerReply {
             elapsed_s: 0.01,
             cache: None,
             buffer_sets: None,
+            short_holds: None,
         }],
         accuracy: Some(AccuracyBlock {
             passed: true,

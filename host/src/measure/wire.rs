@@ -49,6 +49,10 @@ pub struct RawMode {
     /// Batch mode: the buffer sets the calls rotated over (1: none).
     #[serde(default)]
     pub buffer_sets: Option<u32>,
+    /// Batch mode: the samples whose host-side enqueue outlasted the hold before them (absent:
+    /// none; `cuda::batch` explains).
+    #[serde(default)]
+    pub short_holds: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

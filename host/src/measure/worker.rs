@@ -392,6 +392,7 @@ pub fn raw_mode(s: Sampled) -> RawMode {
         elapsed_s: s.elapsed_s,
         cache: None,
         buffer_sets: None,
+        short_holds: None,
     }
 }
 

@@ -79,6 +79,11 @@ pub struct ModeTiming {
     /// Batch mode: how many buffer sets the calls rotated over (1: the plugin does not rotate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_sets: Option<u32>,
+    /// Batch mode: how many samples had the host still enqueueing when the hold before them
+    /// ended, so the GPU may have waited for the host inside the timed interval; absent when none
+    /// did (or no hold ran: no NVRTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_holds: Option<u64>,
     pub stats: Summary,
     /// Per-call times of every sample, in ms; only with `--save-samples`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -254,7 +254,7 @@ fn modes_section(s: &RunSummary, md: &mut String) {
         headers.extend([">batch_hot p50 ms", "batch_hot cache"]);
     }
     let mut t = Table::new(&headers);
-    for c in cases {
+    for c in &cases {
         let cold = c.timing.get("cold").map(|m| &m.stats);
         let batch = c.timing.get("batch");
         let ratio = match (cold, batch) {
@@ -288,6 +288,32 @@ fn modes_section(s: &RunSummary, md: &mut String) {
         t.row(row);
     }
     md.push_str(&t.markdown());
+    md.push('\n');
+    short_holds(&cases, md);
+}
+
+/// The batch samples whose host-side enqueue outlasted the hold before them, if any.
+fn short_holds(cases: &[&CaseResult], md: &mut String) {
+    let mut lines = Vec::new();
+    for c in cases {
+        for (mode, m) in &c.timing {
+            if let Some(n) = m.short_holds {
+                lines.push(format!(
+                    "- `{}` {mode}: {n} of {} samples\n",
+                    c.id, m.stats.n
+                ));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return;
+    }
+    md.push_str(
+        "Short holds: the host was still enqueueing these samples' calls when the device-side \
+         hold before them ended, so the GPU may have waited for it inside the timed interval \
+         (each later sample's hold is sized from the enqueue time measured before it):\n\n",
+    );
+    lines.iter().for_each(|l| md.push_str(l));
     md.push('\n');
 }
 

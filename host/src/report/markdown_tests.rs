@@ -146,3 +146,20 @@ fn the_hot_batch_gets_its_columns_only_when_a_case_has_it() {
         .unwrap();
     assert!(row.ends_with("| 0.02000 | l2_hot |"), "{row}");
 }
+
+#[test]
+fn short_holds_are_listed_under_the_timing_modes_only_where_a_sample_had_one() {
+    let plain = render_summary_markdown(&sample_summary(), None);
+    assert!(!plain.contains("Short holds"), "{plain}");
+
+    let mut case = measured_case("tile_ops.tile_pack", "cuda", 0.05, 0.01);
+    case.timing.get_mut("batch").unwrap().short_holds = Some(3);
+    let md = render_summary_markdown(&summary_of(vec![case.clone()]), None);
+    let modes = &md[md.find("## Timing modes").unwrap()..md.find("## Resource use").unwrap()];
+    let n = case.timing["batch"].stats.n;
+    assert!(modes.contains("Short holds"), "{modes}");
+    assert!(
+        modes.contains(&format!("- `{}` batch: 3 of {n} samples", case.id)),
+        "{modes}"
+    );
+}
