@@ -77,6 +77,33 @@ call4() {  # ff_trig: an fp16 check with every kind triggering early; the landed
   done
 }
 
+next3() {  # prepared for the next session: does apex-host's batch hold explain its ~3.6 us a call
+  # over the in-process bench? Two apex-host builds on the same plugin (s34.so): $HOST_OLD, built
+  # before 77141ef (the hold sized per launch), and $HOST_NEW (77141ef or later: the hold outlasts
+  # the measured enqueue, and timing.batch.short_holds counts the samples it did not cover); then
+  # the in-process bench. Rebuild: CARGO_TARGET_DIR=.device/host cargo build --release -p apex-host
+  # at each commit, copied to .device/host_old/apex-host and .device/host_new/apex-host
+  cp .device/ab/s34.so .device/host/release/libapex_plugin_ff_model.so
+  for r in 1 2; do
+    for h in old new; do
+      cp .device/host_$h/apex-host .device/host/release/apex-host
+      step host_${h}_r$r 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/h_$h
+      python3 - /tmp/h_$h/summary.json "host $h r$r" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    if '/fp16/' in k and 'path=fast' in k and 'height=128' in k and 'tile_size_l0=16' in k:
+        b = c['timing']['batch']
+        rows.append('B=%s %.2f short %s/%s' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3,
+                                              b.get('short_holds', 0), b['stats']['n']))
+print(sys.argv[2], ' '.join(rows))
+PY3
+    done
+    vrow ff_s34 'profile,B=8' "bench r$r" "" X=1
+  done
+}
+
 next2() {  # the thirty-third session's next2, as prepared there: the bench at five seeds, then
   # apex-host at seeds 123 and 21 (call 1 ran a copy of it, line for line)
   bash benches/results/device_scripts_2026-11-29_s33.sh next2
