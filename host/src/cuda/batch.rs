@@ -134,13 +134,14 @@ impl BatchTimer {
 
     /// How many of the last `samples` samples had their host-side enqueue outlast the hold
     /// before them, so the GPU may have waited for the host inside the timed interval (the
-    /// timed samples are the last ones the sampling protocol takes).
-    pub fn short_holds(&self, samples: usize) -> u64 {
+    /// timed samples are the last ones the sampling protocol takes); `None` where none did.
+    pub fn short_holds(&self, samples: usize) -> Option<u64> {
         let short = &self.holds.short;
-        short[short.len().saturating_sub(samples)..]
+        let n = short[short.len().saturating_sub(samples)..]
             .iter()
             .filter(|&&s| s)
-            .count() as u64
+            .count() as u64;
+        (n > 0).then_some(n)
     }
 
     /// Captures whatever graphs `calls` needs (outside timing); `Err` is the capture failure.

@@ -187,10 +187,10 @@ fn measure_phases(
             sampled.calls_per_sample,
             sampled.graph,
         );
-        let short = hot.short_holds(sampled.per_call_s.len());
+        let short_holds = hot.short_holds(sampled.per_call_s.len());
         let mut mode = raw_mode(sampled);
         mode.mode = HOT_BATCH_MODE.into();
-        mode.short_holds = (short > 0).then_some(short);
+        mode.short_holds = short_holds;
         mode.cache = Some(state.as_str().to_string());
         mode.buffer_sets = Some(1);
         reply.modes.push(mode);
@@ -225,11 +225,11 @@ fn measure_phases(
         batched.calls_per_sample,
         batched.graph,
     );
-    let short = batch.short_holds(batched.per_call_s.len());
+    let short_holds = batch.short_holds(batched.per_call_s.len());
     let mut mode = raw_mode(batched);
     mode.cache = Some(state.as_str().to_string());
     mode.buffer_sets = Some(sets);
-    mode.short_holds = (short > 0).then_some(short);
+    mode.short_holds = short_holds;
     reply.modes.push(mode);
     phases.mark("batch");
 

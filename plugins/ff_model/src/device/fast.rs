@@ -189,7 +189,6 @@ impl DeviceState {
                 bytes: self.storage.bytes(),
                 film_tiles,
                 pack_free,
-                dependent: self.fast.dependent,
             };
             each(&run(&self.l0, Source::Dense))?;
             each(&run(&self.l1, Source::L0Map))?;
@@ -232,9 +231,6 @@ struct Level<'a> {
     /// The call runs in several runs of frames: a wgmma level launches no pack (the module
     /// docs).
     pack_free: bool,
-    /// Its launches are programmatic dependents of the stream's previous kernel (the module
-    /// docs).
-    dependent: bool,
 }
 
 impl Level<'_> {
@@ -272,7 +268,7 @@ impl Level<'_> {
     /// A launch of `function` on the run's stream, a dependent one where the device has them.
     fn launch_ex<'f>(&'f self, function: &'f CudaFunction) -> LaunchEx<'f> {
         let mut a = LaunchEx::new(self.stream, function);
-        if self.dependent {
+        if self.fast.dependent {
             a.dependent();
         }
         a
