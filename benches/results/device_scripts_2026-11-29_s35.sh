@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# Thirty-fifth session (2026-11-29): apex-host's batch hold against its earlier one (the thirty-
+# fourth session's prepared next3), and the L1 refine's shape at B=8.
+# Usage on the device machine: bash benches/results/device_scripts_2026-11-29_s35.sh callN
+# Binaries (built here at a82af74 unless named):
+#   .device/host_old/apex-host  apex-host at 34d3cfc (before 77141ef: the hold sized per launch)
+#   .device/host_new/apex-host  apex-host at a82af74 (the hold outlasts the measured enqueue)
+#   .device/ab/s35.so           the ff_model plugin at a82af74
+#   .device/bin/ff_s35          ff_model_gpu_check at a82af74
+#   .device/bin/ff_x35t8        ff_s35 plus ff_model_t8_shared_experiment_s35.patch: with
+#                               APEX_FF_X_T8_SHARED set the t = 8 wgmma refine asks for WG_SMEM
+#                               (two CTAs a SM) instead of WG_SMEM_ALONE
+#   .device/host_x/apex-host    apex-host plus calls_host_order_experiment_s35.patch (grown call
+#   .device/bin/ff_x35n         by call; the patch is its last state): env switches
+#                               APEX_X_MIN_SAMPLE_S, APEX_X_NO_HOLD, APEX_X_SKIP_MODES,
+#                               APEX_X_SKIP_COLD, APEX_X_SKIP_LAUNCH, APEX_X_NO_MONITOR,
+#                               APEX_X_SLEEP_MS, APEX_X_BATCH_TWICE in apex-host; APEX_FF_X_CALLS,
+#                               APEX_FF_X_SETUP_SEED, APEX_FF_X_PLAIN, APEX_FF_X_PLAIN_EVENTS,
+#                               APEX_FF_X_NO_POST, APEX_FF_X_SLEEP_MS, APEX_FF_X_PAD_KB,
+#                               APEX_FF_X_DOT in the bench (ff_model_gpu_check)
+#   .device/bin/ff_x35b         ff_x35n plus ff_model_base_last_experiment_s35.patch (which holds
+#   .device/ab/x35b.so          both): APEX_FF_X_BASE_LAST enqueues ff_base after the levels
+# Log: benches/results/ff_model_host_order_h200_2026-11-29_s35.txt (every call's rows).
+source benches/results/device_lib.sh
+source <(sed -n '/^vrow()/,/^}/p;/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+
+host_rows() {  # $1 summary.json, $2 label: the fp16 fast profile-map rows, p50 and short holds
+  python3 - "$1" "$2" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    if '/fp16/' in k and 'path=fast' in k and 'height=128' in k and 'tile_size_l0=16' in k:
+        b = c['timing']['batch']
+        rows.append('B=%s %.2f short %s/%s' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3,
+                                              b.get('short_holds', 0), b['stats']['n']))
+print(sys.argv[2], ' '.join(rows))
+PY3
+}
+
+call1() {  # the two hosts on one plugin, two rounds, with the in-process bench; t = 8 two a SM
+  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
+  for r in 1 2; do
+    for h in old new; do
+      cp .device/host_$h/apex-host .device/host/release/apex-host
+      step host_${h}_r$r 150 $HOST run --no-build --backends cuda --filter 'ff_model.*' --output-dir /tmp/h_$h
+      host_rows /tmp/h_$h/summary.json "host $h r$r"
+    done
+    vrow ff_s35 'profile,B=8,B=16' "bench r$r" "" X=1
+    vrow ff_x35t8 'profile,B=8,B=16' "t8 two a SM r$r" "" APEX_FF_X_T8_SHARED=1
+  done
+  cp /tmp/h_new/summary.json $OUT/host_new_summary.json
+  step t8_check 120 env APEX_FF_X_T8_SHARED=1 $B/ff_x35t8 --only 'profile,B=8,B=16' --precision fp16 --refine auto
+  echo "t8 shared ok: $(grep -cE '^ok' $OUT/t8_check.log) FAIL: $(grep -cE '^FAIL' $OUT/t8_check.log)" | tee -a $OUT/sweep.txt
+  timeline t8shared ff_x35t8 B=8 APEX_FF_X_T8_SHARED=1
+  cat $OUT/table.txt
+}
+
+
+call2() {  # does a batch sample's size move the per-call figure? apex-host at 1, 3 and 10 ms a
+  # sample (host_x: APEX_X_MIN_SAMPLE_S overrides the 1-ms floor), and the bench at 23, 60 and
+  # 240 calls a graph (ff_x35n: APEX_FF_X_CALLS), two rounds; calls_experiment_s35.patch
+  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_x/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    for s in 0.001 0.003 0.01; do
+      step host_x_${s}_r$r 200 env APEX_X_MIN_SAMPLE_S=$s $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
+      python3 - /tmp/hx/summary.json "host min sample $s r$r" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    b = c['timing']['batch']
+    rows.append('B=%s %.2f (%s sets x %s calls, n %s)' % (k.split('batch=')[1].split(',')[0],
+                c['p50_ms'] * 1e3, b['buffer_sets'], b['calls_per_sample'], b['stats']['n']))
+print(sys.argv[2], ' '.join(rows))
+PY3
+    done
+    for n in 23 60 240; do
+      vrow ff_x35n 'profile,B=8' "bench calls $n r$r" "" APEX_FF_X_CALLS=$n
+    done
+  done
+  cat $OUT/table.txt
+}
+
+
+call3() {  # what of apex-host's run makes its figure ~3.7 us longer than the bench's? host_x
+  # (calls_experiment_s35.patch): APEX_X_NO_HOLD (no hold kernel before a sample),
+  # APEX_X_SKIP_MODES (no cold and launch modes before the batch), APEX_X_NO_MONITOR (no NVML
+  # window); the bench (ff_x35n) at setup seed 5 (its own) and 123 (apex-host's), two rounds
+  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_x/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    for v in X=1 APEX_X_NO_HOLD=1 APEX_X_SKIP_MODES=1 APEX_X_NO_MONITOR=1 "APEX_X_NO_HOLD=1 APEX_X_SKIP_MODES=1 APEX_X_NO_MONITOR=1"; do
+      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
+      python3 - /tmp/hx/summary.json "host $v r$r" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    b = c['timing']['batch']
+    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
+print(sys.argv[2], ' '.join(rows))
+PY3
+    done
+    for seed in 5 123; do
+      vrow ff_x35n 'profile,B=8' "bench setup seed $seed r$r" "" APEX_FF_X_SETUP_SEED=$seed
+    done
+    vrow ff_x35n 'profile,B=8' "bench setup seed 123 --seed 123 r$r" "--seed 123" APEX_FF_X_SETUP_SEED=123
+  done
+}
+
+
+call4() {  # which mode before the batch slows it: apex-host skipping cold, launch or both
+  # (host_x: APEX_X_SKIP_COLD, APEX_X_SKIP_LAUNCH, APEX_X_SKIP_MODES); the bench after N plain
+  # calls, each on a drained stream as the launch mode runs them (ff_x35n: APEX_FF_X_PLAIN=N)
+  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_x/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    for v in X=1 APEX_X_SKIP_COLD=1 APEX_X_SKIP_LAUNCH=1 APEX_X_SKIP_MODES=1; do
+      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
+      python3 - /tmp/hx/summary.json "host $v r$r" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
+    rows.append('modes ' + ','.join(sorted(c['timing'])))
+print(sys.argv[2], ' '.join(rows))
+PY3
+    done
+    for n in 0 30 300 3000; do
+      vrow ff_x35n 'profile,B=8' "bench plain $n r$r" "" APEX_FF_X_PLAIN=$n
+    done
+  done
+}
+
+
+call5() {  # is it time or work? apex-host without the modes but asleep 400 ms before the batch
+  # (APEX_X_SLEEP_MS), or with a first batch before the reported one (APEX_X_BATCH_TWICE: the
+  # first's p50 in /tmp/xfirst.txt), with and without the modes; the bench asleep 400 ms before
+  # its timing (APEX_FF_X_SLEEP_MS)
+  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_x/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    for v in X=1 APEX_X_SKIP_MODES=1 "APEX_X_SKIP_MODES=1 APEX_X_SLEEP_MS=400" "APEX_X_SKIP_MODES=1 APEX_X_BATCH_TWICE=1" APEX_X_BATCH_TWICE=1; do
+      rm -f /tmp/xfirst.txt
+      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
+      python3 - /tmp/hx/summary.json "host $v r$r" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys, os
+s = json.load(open(sys.argv[1]))
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
+first = open('/tmp/xfirst.txt').read().split('\n') if os.path.exists('/tmp/xfirst.txt') else []
+print(sys.argv[2], ' '.join(rows), '| first batches:', ' '.join(l.split()[2] for l in first if l))
+PY3
+    done
+    for ms in 0 400; do
+      vrow ff_x35n 'profile,B=8' "bench sleep $ms r$r" "" APEX_FF_X_SLEEP_MS=$ms
+    done
+  done
+}
+
+
+call6() {  # the bench after N plain calls each between two timing events, as apex-host's launch
+  # mode runs them (ff_x35n: APEX_FF_X_PLAIN=N APEX_FF_X_PLAIN_EVENTS=1), two rounds
+  for r in 1 2; do
+    vrow ff_x35n 'profile,B=8' "bench plain 300 r$r" "" APEX_FF_X_PLAIN=300
+    vrow ff_x35n 'profile,B=8' "bench plain 300 timed r$r" "" APEX_FF_X_PLAIN=300 APEX_FF_X_PLAIN_EVENTS=1
+    vrow ff_x35n 'profile,B=8' "bench plain 3000 timed r$r" "" APEX_FF_X_PLAIN=3000 APEX_FF_X_PLAIN_EVENTS=1
+    vrow ff_x35n 'profile,B=8' "bench plain 1 timed r$r" "" APEX_FF_X_PLAIN=1 APEX_FF_X_PLAIN_EVENTS=1
+  done
+}
+
+
+call7() {  # the bench in apex-host's order: N plain calls before the rotation and none after it
+  # (ff_x35n: APEX_FF_X_PLAIN=N APEX_FF_X_NO_POST=1), against its own order, two rounds
+  for r in 1 2; do
+    vrow ff_x35n 'profile,B=8' "bench own order r$r" "" X=1
+    vrow ff_x35n 'profile,B=8' "bench no post r$r" "" APEX_FF_X_NO_POST=1
+    vrow ff_x35n 'profile,B=8' "bench plain 300 no post r$r" "" APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+    vrow ff_x35n 'profile,B=8' "bench plain 1 no post r$r" "" APEX_FF_X_PLAIN=1 APEX_FF_X_NO_POST=1
+    vrow ff_x35n 'profile,B=8' "bench plain 300 timed no post r$r" "" APEX_FF_X_PLAIN=300 APEX_FF_X_PLAIN_EVENTS=1 APEX_FF_X_NO_POST=1
+  done
+}
+
+
+call8() {  # does the buffer sets' placement move the figure? the bench with a kept allocation of
+  # N KiB made just before the rotation (ff_x35n: APEX_FF_X_PAD_KB=N), in its own order and in
+  # apex-host's (300 plain calls before the rotation, none after)
+  for r in 1 2; do
+    for kb in 0 4 64 2048 2052 65536; do
+      vrow ff_x35n 'profile,B=8' "bench pad ${kb}K r$r" "" APEX_FF_X_PAD_KB=$kb
+    done
+    for kb in 0 2048 65536; do
+      vrow ff_x35n 'profile,B=8' "bench host order pad ${kb}K r$r" "" APEX_FF_X_PAD_KB=$kb APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+    done
+  done
+}
+
+
+call9() {  # the captured graphs of the two orders side by side (ff_x35n: APEX_FF_X_DOT writes
+  # cuGraphDebugDotPrint's output), a graph of two calls each
+  vrow ff_x35n 'profile' "dot own order" "" APEX_FF_X_DOT=$OUT/own APEX_FF_X_CALLS=2
+  vrow ff_x35n 'profile' "dot host order" "" APEX_FF_X_DOT=$OUT/host APEX_FF_X_CALLS=2 APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+  vrow ff_x35n 'profile' "own order 60 calls" "" X=1
+  vrow ff_x35n 'profile' "host order 60 calls" "" APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+  python3 - $OUT/own_b1.dot $OUT/host_b1.dot <<'PY3' | tee -a $OUT/sweep.txt
+import re, sys, collections
+def norm(p):
+    t = open(p).read()
+    t = re.sub(r'0x[0-9a-fA-F]+', 'X', t)
+    return t.splitlines()
+a, b = norm(sys.argv[1]), norm(sys.argv[2])
+for name, lines in (('own', a), ('host', b)):
+    edges = sum(1 for l in lines if '->' in l)
+    print(name, 'lines', len(lines), 'edges', edges)
+import difflib
+d = [l for l in difflib.unified_diff(a, b, lineterm='', n=0) if not l.startswith('@@')]
+print('diff lines', len(d))
+for l in d[:60]: print(l[:300])
+PY3
+}
+
+
+call10() {  # where the host order's extra time goes: one traced call (FF_TIMELINE) of the profile
+  # and of B=8 in each order
+  for shape in profile B=8; do
+    timeline own ff_x35n $shape X=1
+    timeline host ff_x35n $shape APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+  done
+}
+
+
+call11() {  # the timelines of call 10 had the host order's runs take turns: are the graph's
+  # branches sharing hardware queues? Both orders and apex-host with CUDA_DEVICE_MAX_CONNECTIONS
+  # at 8 (the default) and 32
+  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_new/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    for q in 8 32; do
+      vrow ff_x35n 'profile,B=8' "own order connections $q r$r" "" CUDA_DEVICE_MAX_CONNECTIONS=$q
+      vrow ff_x35n 'profile,B=8' "host order connections $q r$r" "" CUDA_DEVICE_MAX_CONNECTIONS=$q APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+      step host_q$q 200 env CUDA_DEVICE_MAX_CONNECTIONS=$q $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hq
+      host_rows /tmp/hq/summary.json "apex-host connections $q r$r"
+    done
+  done
+}
+
+
+call12() {  # the base pass enqueued after the levels instead of before them (ff_x35b, x35b.so:
+  # APEX_FF_X_BASE_LAST; base_last_experiment_s35.patch), so that its graph node comes after
+  # run 0's first: both orders of the bench, and apex-host, two rounds
+  cp .device/ab/x35b.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_new/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    for v in X=1 APEX_FF_X_BASE_LAST=1; do
+      vrow ff_x35b 'profile,B=8,B=16' "own order $v r$r" "" $v
+      vrow ff_x35b 'profile,B=8,B=16' "host order $v r$r" "" $v APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
+      step host_b 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hb
+      host_rows /tmp/hb/summary.json "apex-host $v r$r"
+    done
+  done
+  step check_base_last 120 env APEX_FF_X_BASE_LAST=1 $B/ff_x35b --only 'profile,B=8,tiles 32/16' --precision fp16,bf16,fp32 --refine auto
+  echo "base last: ok $(grep -cE '^ok' $OUT/check_base_last.log) FAIL $(grep -cE '^FAIL' $OUT/check_base_last.log)" | tee -a $OUT/sweep.txt
+}
+
+"$@"
