@@ -118,8 +118,9 @@ const _: () = assert!(2 * (WG_SMEM + 4 * 1024 + 1024) <= 228 * 1024);
 /// a second with one as with two (H200, Nsight Compute, thirtieth session, call 8: L1's refine
 /// at B=8 in one run, 256 CTAs, 27.0 us two a SM, 28.2 one a SM in two waves), and in the call's
 /// graph one a SM won (in process, B=8 114.3 -> 113.0 us, two rounds, the profile and B=3
-/// unchanged; a reading: it leaves the other runs' launches room); t = 16 alone on its SM lost
-/// (B=8 126.1-126.4, B=3 68.1 -> 71.2; call 4 of
+/// unchanged; a reading: it leaves the other runs' launches room; again with the dependent
+/// launches, thirty-fifth session: two a SM B=8 +2.2 us, B=16 +5 to +7); t = 16 alone on its SM
+/// lost (B=8 126.1-126.4, B=3 68.1 -> 71.2; call 4 of
 /// `benches/results/device_scripts_2026-11-28_s30.sh`).
 pub fn wg_smem(t: usize) -> usize {
     if t == 8 { WG_SMEM_ALONE } else { WG_SMEM }
