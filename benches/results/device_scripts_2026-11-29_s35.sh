@@ -266,4 +266,23 @@ call12() {  # the base pass enqueued after the levels instead of before them (ff
   echo "base last: ok $(grep -cE '^ok' $OUT/check_base_last.log) FAIL $(grep -cE '^FAIL' $OUT/check_base_last.log)" | tee -a $OUT/sweep.txt
 }
 
+
+next1() {  # prepared for the next session, not run: what in apex-host's order slows the replays?
+  # Binary .device/bin/ff_x36o: ff_model_gpu_check at 652b5fc plus
+  # ff_model_order_bisect_experiment_s35.patch (`--order host` with APEX_FF_X_PRE=N plain calls
+  # before the rotation, APEX_FF_X_POST=K after it, APEX_FF_X_SETS=N sets, APEX_FF_X_THROWAWAY a
+  # graph captured and dropped before the timed one, _RUN also replayed once). Two rounds.
+  local o='--order host'
+  for r in 1 2; do
+    vrow ff_x36o 'profile,B=8' "bench order r$r" "" X=1
+    vrow ff_x36o 'profile,B=8' "host order r$r" "$o" X=1
+    for k in 1 4 15; do vrow ff_x36o 'profile,B=8' "host order post $k r$r" "$o" APEX_FF_X_POST=$k; done
+    for n in 2 4 16 64; do vrow ff_x36o 'profile,B=8' "host order pre $n r$r" "$o" APEX_FF_X_PRE=$n; done
+    vrow ff_x36o 'profile,B=8' "host order one set r$r" "$o" APEX_FF_X_SETS=1
+    vrow ff_x36o 'profile,B=8' "bench order one set r$r" "" APEX_FF_X_SETS=1
+    vrow ff_x36o 'profile,B=8' "host order throwaway r$r" "$o" APEX_FF_X_THROWAWAY=1
+    vrow ff_x36o 'profile,B=8' "host order throwaway run r$r" "$o" APEX_FF_X_THROWAWAY=1 APEX_FF_X_THROWAWAY_RUN=1
+  done
+}
+
 "$@"
