@@ -271,7 +271,10 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
   # Binary .device/bin/ff_x36o: ff_model_gpu_check at 652b5fc plus
   # ff_model_order_bisect_experiment_s35.patch (`--order host` with APEX_FF_X_PRE=N plain calls
   # before the rotation, APEX_FF_X_POST=K after it, APEX_FF_X_SETS=N sets, APEX_FF_X_THROWAWAY a
-  # graph captured and dropped before the timed one, _RUN also replayed once). Two rounds.
+  # graph captured and dropped before the timed one, _RUN also replayed once;
+  # APEX_FF_X_CARVEOUT=P sets every fast kernel's preferred shared-memory carveout to P %: a
+  # candidate is SMs reconfiguring their L1/shared split between kernels whose preferences differ,
+  # the driver choosing each by what ran before). Two rounds.
   local o='--order host'
   for r in 1 2; do
     vrow ff_x36o 'profile,B=8' "bench order r$r" "" X=1
@@ -282,6 +285,10 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
     vrow ff_x36o 'profile,B=8' "bench order one set r$r" "" APEX_FF_X_SETS=1
     vrow ff_x36o 'profile,B=8' "host order throwaway r$r" "$o" APEX_FF_X_THROWAWAY=1
     vrow ff_x36o 'profile,B=8' "host order throwaway run r$r" "$o" APEX_FF_X_THROWAWAY=1 APEX_FF_X_THROWAWAY_RUN=1
+    for pct in 100 0; do
+      vrow ff_x36o 'profile,B=8' "bench order carveout $pct r$r" "" APEX_FF_X_CARVEOUT=$pct
+      vrow ff_x36o 'profile,B=8' "host order carveout $pct r$r" "$o" APEX_FF_X_CARVEOUT=$pct
+    done
   done
 }
 
