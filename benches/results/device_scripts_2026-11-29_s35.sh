@@ -292,4 +292,30 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
   done
 }
 
+
+next2() {  # prepared for the next session, not run: ff_base beside two L0 refine CTAs a SM.
+  # Today a 256-thread base block (64 registers a thread, 16 K) and two t = 16 wgmma CTAs
+  # (124-128 registers, 32 K each) do not fit one SM's 64 K registers, so in the B=8 call's middle
+  # (32-55 us) 64 SMs run one refine CTA beside a base block instead of two; without the base B=8
+  # ran ~6.5 us faster (thirty-first session, outputs wrong). The wgmma refine at 112 registers
+  # (ptxas, sm_90a: no spill; 57 K for two CTAs) leaves 8 K: a 128-thread base block.
+  # Binary .device/bin/ff_x36b: ff_model_gpu_check at 652b5fc plus
+  # ff_model_base_beside_refines_experiment_s35.patch (APEX_NVRTC_DEFINES FF_X_WG_MAXNREG=N:
+  # the wgmma entries under __maxnreg__(N) instead of __launch_bounds__(256, 2);
+  # APEX_FF_X_BASE_THREADS=T, APEX_FF_X_BASE_BANDS=N: ff_base's block size and bands a block,
+  # by default the same threads in all). Self-checks first, then two rounds, then B=8's timeline.
+  local m='APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112' t='APEX_FF_X_BASE_THREADS=128'
+  step check_maxnreg 200 env $m $t $B/ff_x36b --only 'profile,B=8,B=16,tiles 32/16,256x256' --precision fp16 --refine auto
+  echo "maxnreg 112 + base 128: ok $(grep -cE '^ok' $OUT/check_maxnreg.log) FAIL $(grep -cE '^FAIL' $OUT/check_maxnreg.log)" | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    vrow ff_x36b 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x36b 'profile,B=8,B=16' "maxnreg 112 r$r" "" $m
+    vrow ff_x36b 'profile,B=8,B=16' "base 128 threads r$r" "" $t
+    vrow ff_x36b 'profile,B=8,B=16' "both r$r" "" $m $t
+    vrow ff_x36b 'profile,B=8,B=16' "both, 16 bands a block r$r" "" $m $t APEX_FF_X_BASE_BANDS=16
+    vrow ff_x36b 'profile,B=8,B=16' "both, host order r$r" "--order host" $m $t
+  done
+  timeline both ff_x36b B=8 "APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112 FF_TIMELINE FF_TIMELINE_CALL=300" $t
+}
+
 "$@"
