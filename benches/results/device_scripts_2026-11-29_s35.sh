@@ -293,29 +293,35 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
 }
 
 
-next2() {  # prepared for the next session, not run: ff_base beside two L0 refine CTAs a SM.
-  # Today a 256-thread base block (64 registers a thread, 16 K) and two t = 16 wgmma CTAs
-  # (124-128 registers, 32 K each) do not fit one SM's 64 K registers, so in the B=8 call's middle
-  # (32-55 us) 64 SMs run one refine CTA beside a base block instead of two; without the base B=8
-  # ran ~6.5 us faster (thirty-first session, outputs wrong). The wgmma refine at 112 registers
-  # (ptxas, sm_90a: no spill; 57 K for two CTAs) leaves 8 K: a 128-thread base block.
-  # Binary .device/bin/ff_x36b: ff_model_gpu_check at 652b5fc plus
-  # ff_model_base_beside_refines_experiment_s35.patch (APEX_NVRTC_DEFINES FF_X_WG_MAXNREG=N:
-  # the wgmma entries under __maxnreg__(N) instead of __launch_bounds__(256, 2);
-  # APEX_FF_X_BASE_THREADS=T, APEX_FF_X_BASE_BANDS=N: ff_base's block size and bands a block,
-  # by default the same threads in all). Self-checks first, then two rounds, then B=8's timeline.
-  local m='APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112' t='APEX_FF_X_BASE_THREADS=128'
-  step check_maxnreg 200 env $m $t $B/ff_x36b --only 'profile,B=8,B=16,tiles 32/16,256x256' --precision fp16 --refine auto
-  echo "maxnreg 112 + base 128: ok $(grep -cE '^ok' $OUT/check_maxnreg.log) FAIL $(grep -cE '^FAIL' $OUT/check_maxnreg.log)" | tee -a $OUT/sweep.txt
+next2() {  # prepared for the next session, not run: ff_base beside the L0 refines at B=8.
+  # In B=8's timeline (call 1, t = 8 shared; the same in the thirty-fourth session's) 36 SMs held
+  # no refine CTA at all from 35 to 44 us while refine CTAs waited: the SMs of the 64 base blocks
+  # (47 us each). Two candidate causes: (1) the shared-memory carveout: ff_base uses no shared
+  # memory, so its SMs may be configured with little of it, and a SM cannot change its carveout
+  # while a CTA is resident; (2) registers: a 256-thread base block (64 a thread, 16 K) and two
+  # t = 16 wgmma CTAs (124-128, 32 K each) do not fit 64 K, which explains one refine CTA
+  # beside a base block, not none. ptxas compiles the wgmma refine at 112 registers with no spill
+  # (57 K for two), which leaves a 128-thread base block room.
+  # Binary .device/bin/ff_x36b: ff_model_gpu_check at 721e309 plus
+  # ff_model_base_beside_refines_experiment_s35.patch: APEX_FF_X_CARVEOUT=P (every fast
+  # kernel's preferred carveout, %), APEX_NVRTC_DEFINES FF_X_WG_MAXNREG=N (the wgmma entries
+  # under __maxnreg__(N) instead of __launch_bounds__(256, 2)), APEX_FF_X_BASE_THREADS=T and
+  # APEX_FF_X_BASE_BANDS=N (ff_base's block size and bands a block; by default the same threads
+  # in all). Self-checks first, then two rounds, then B=8's timelines.
+  local c='APEX_FF_X_CARVEOUT=100' m='APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112' t='APEX_FF_X_BASE_THREADS=128'
+  step check_x36b 200 env $c $m $t $B/ff_x36b --only 'profile,B=8,B=16,tiles 32/16,256x256' --precision fp16 --refine auto
+  echo "carveout 100 + maxnreg 112 + base 128: ok $(grep -cE '^ok' $OUT/check_x36b.log) FAIL $(grep -cE '^FAIL' $OUT/check_x36b.log)" | tee -a $OUT/sweep.txt
   for r in 1 2; do
     vrow ff_x36b 'profile,B=8,B=16' "main r$r" "" X=1
-    vrow ff_x36b 'profile,B=8,B=16' "maxnreg 112 r$r" "" $m
-    vrow ff_x36b 'profile,B=8,B=16' "base 128 threads r$r" "" $t
-    vrow ff_x36b 'profile,B=8,B=16' "both r$r" "" $m $t
-    vrow ff_x36b 'profile,B=8,B=16' "both, 16 bands a block r$r" "" $m $t APEX_FF_X_BASE_BANDS=16
-    vrow ff_x36b 'profile,B=8,B=16' "both, host order r$r" "--order host" $m $t
+    vrow ff_x36b 'profile,B=8,B=16' "carveout 100 r$r" "" $c
+    vrow ff_x36b 'profile,B=8,B=16' "maxnreg 112, base 128 threads r$r" "" $m $t
+    vrow ff_x36b 'profile,B=8,B=16' "all three r$r" "" $c $m $t
+    vrow ff_x36b 'profile,B=8,B=16' "all three, 16 bands a block r$r" "" $c $m $t APEX_FF_X_BASE_BANDS=16
+    vrow ff_x36b 'profile,B=8,B=16' "carveout 100, host order r$r" "--order host" $c
+    vrow ff_x36b 'profile,B=8,B=16' "all three, host order r$r" "--order host" $c $m $t
   done
-  timeline both ff_x36b B=8 "APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112 FF_TIMELINE FF_TIMELINE_CALL=300" $t
+  timeline carveout ff_x36b B=8 $c
+  timeline all ff_x36b B=8 "APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112 FF_TIMELINE FF_TIMELINE_CALL=300" $c $t
 }
 
 "$@"
