@@ -296,7 +296,9 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
 next2() {  # prepared for the next session, not run: ff_base beside the L0 refines at B=8.
   # In B=8's timeline (call 1, t = 8 shared; the same in the thirty-fourth session's) 36 SMs held
   # no refine CTA at all from 35 to 44 us while refine CTAs waited: the SMs of the 64 base blocks
-  # (47 us each). Two candidate causes: (1) the shared-memory carveout: ff_base uses no shared
+  # (47 us each); in every B=8 timeline's co-residency table a base block shares SMs with base
+  # and FiLM CTAs, never with a t = 16 refine. Two candidate causes: (1) the shared-memory
+  # carveout: ff_base uses no shared
   # memory, so its SMs may be configured with little of it, and a SM cannot change its carveout
   # while a CTA is resident; (2) registers: a 256-thread base block (64 a thread, 16 K) and two
   # t = 16 wgmma CTAs (124-128, 32 K each) do not fit 64 K, which explains one refine CTA
