@@ -298,7 +298,8 @@ next2() {  # prepared for the next session, not run: ff_base beside the L0 refin
   # no refine CTA at all from 35 to 44 us while refine CTAs waited: the SMs of the 64 base blocks
   # (47 us each); in every B=8 timeline's co-residency table a base block shares SMs with base
   # and FiLM CTAs, never with a t = 16 refine. Two candidate causes: (1) the shared-memory
-  # carveout: ff_base uses no shared
+  # carveout (one carveout for every kernel lost, thirty-third session, call 1: 100 % B=8 +15 us,
+  # 72 % +4.5, the FiLM kernels then short of L1; not tried: ff_base's alone): ff_base uses no shared
   # memory, so its SMs may be configured with little of it, and a SM cannot change its carveout
   # while a CTA is resident; (2) registers: a 256-thread base block (64 a thread, 16 K) and two
   # t = 16 wgmma CTAs (124-128, 32 K each) do not fit 64 K, which explains one refine CTA
@@ -306,20 +307,22 @@ next2() {  # prepared for the next session, not run: ff_base beside the L0 refin
   # (57 K for two), which leaves a 128-thread base block room.
   # Binary .device/bin/ff_x36b: ff_model_gpu_check at 721e309 plus
   # ff_model_base_beside_refines_experiment_s35.patch: APEX_FF_X_CARVEOUT=P (every fast
-  # kernel's preferred carveout, %), APEX_NVRTC_DEFINES FF_X_WG_MAXNREG=N (the wgmma entries
+  # kernel's preferred carveout, %; with APEX_FF_X_CARVEOUT_BASE_ONLY ff_base's alone; two t = 16
+  # CTAs need the 164-KiB configuration, 72 %), APEX_NVRTC_DEFINES FF_X_WG_MAXNREG=N (the wgmma entries
   # under __maxnreg__(N) instead of __launch_bounds__(256, 2)), APEX_FF_X_BASE_THREADS=T and
   # APEX_FF_X_BASE_BANDS=N (ff_base's block size and bands a block; by default the same threads
   # in all). Self-checks first, then two rounds, then B=8's timelines.
-  local c='APEX_FF_X_CARVEOUT=100' m='APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112' t='APEX_FF_X_BASE_THREADS=128'
+  local c='APEX_FF_X_CARVEOUT_BASE_ONLY=1 APEX_FF_X_CARVEOUT=100' m='APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112' t='APEX_FF_X_BASE_THREADS=128'
   step check_x36b 200 env $c $m $t $B/ff_x36b --only 'profile,B=8,B=16,tiles 32/16,256x256' --precision fp16 --refine auto
-  echo "carveout 100 + maxnreg 112 + base 128: ok $(grep -cE '^ok' $OUT/check_x36b.log) FAIL $(grep -cE '^FAIL' $OUT/check_x36b.log)" | tee -a $OUT/sweep.txt
+  echo "base carveout 100 + maxnreg 112 + base 128: ok $(grep -cE '^ok' $OUT/check_x36b.log) FAIL $(grep -cE '^FAIL' $OUT/check_x36b.log)" | tee -a $OUT/sweep.txt
   for r in 1 2; do
     vrow ff_x36b 'profile,B=8,B=16' "main r$r" "" X=1
-    vrow ff_x36b 'profile,B=8,B=16' "carveout 100 r$r" "" $c
+    vrow ff_x36b 'profile,B=8,B=16' "base carveout 100 r$r" "" $c
+    vrow ff_x36b 'profile,B=8,B=16' "base carveout 72 r$r" "" APEX_FF_X_CARVEOUT_BASE_ONLY=1 APEX_FF_X_CARVEOUT=72
     vrow ff_x36b 'profile,B=8,B=16' "maxnreg 112, base 128 threads r$r" "" $m $t
     vrow ff_x36b 'profile,B=8,B=16' "all three r$r" "" $c $m $t
     vrow ff_x36b 'profile,B=8,B=16' "all three, 16 bands a block r$r" "" $c $m $t APEX_FF_X_BASE_BANDS=16
-    vrow ff_x36b 'profile,B=8,B=16' "carveout 100, host order r$r" "--order host" $c
+    vrow ff_x36b 'profile,B=8,B=16' "base carveout 100, host order r$r" "--order host" $c
     vrow ff_x36b 'profile,B=8,B=16' "all three, host order r$r" "--order host" $c $m $t
   done
   timeline carveout ff_x36b B=8 $c
