@@ -274,7 +274,8 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
   # graph captured and dropped before the timed one, _RUN also replayed once;
   # APEX_FF_X_CARVEOUT=P sets every fast kernel's preferred shared-memory carveout to P %: a
   # candidate is SMs reconfiguring their L1/shared split between kernels whose preferences differ,
-  # the driver choosing each by what ran before). Two rounds.
+  # the driver choosing each by what ran before; one carveout for all cost B=8 4.5-15 us in the
+  # thirty-third session, so only the two orders' difference under it tells). Two rounds.
   local o='--order host'
   for r in 1 2; do
     vrow ff_x36o 'profile,B=8' "bench order r$r" "" X=1
