@@ -23,8 +23,8 @@
 //! session so far; `apex-host run` times seed 123's unless told `--seed`): a frame's tile
 //! selection, and so where its tiles lie, follows its inputs. `--order host` runs apex-host's
 //! sequence before the timing: `HOST_ORDER_CALLS` plain calls on one buffer set, each on a drained
-//! stream (its cold and launch modes), then the rotation and the capture with no call between
-//! them; the default, `--order bench`, runs a frame and three calls after the rotation. The host
+//! stream (as apex-host's cold and launch modes run them), then the rotation and the capture with
+//! no call between them; the default, `--order bench`, runs a frame and three calls after the rotation. The host
 //! order reads the profile ~3.6 µs a call slower, as apex-host does (H200, thirty-fifth session,
 //! `benches/results/ff_model_host_order_h200_2026-11-29_s35.txt`: 46.3 against 42.6-42.9 µs; the
 //! captured graphs are the same; why is not known yet).
