@@ -330,4 +330,21 @@ next2() {  # prepared for the next session, not run: ff_base beside the L0 refin
   timeline all ff_x36b B=8 "APEX_NVRTC_DEFINES=FF_X_WG_MAXNREG=112 FF_TIMELINE FF_TIMELINE_CALL=300" $c $t
 }
 
+
+build_next() {  # on the build machine, not the device: the binaries next1 and next2 run, each
+  # from this checkout's HEAD plus its patch in a worktree of its own (then carry
+  # .device/bin/ff_x36o and .device/bin/ff_x36b)
+  local root; root=$(git rev-parse --show-toplevel)
+  mkdir -p "$root/.device/bin"
+  for pair in ff_x36o:ff_model_order_bisect_experiment_s35.patch \
+              ff_x36b:ff_model_base_beside_refines_experiment_s35.patch; do
+    local bin=${pair%%:*} patch=${pair#*:} wt=/tmp/wt_${pair%%:*}
+    git worktree add -f "$wt" HEAD > /dev/null && (cd "$wt" && git apply "$root/benches/results/$patch" &&
+      CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
+        --example ff_model_gpu_check) && cp "$root/.device/slim/release/examples/ff_model_gpu_check" \
+      "$root/.device/bin/$bin"
+    git worktree remove -f "$wt"
+  done
+}
+
 "$@"
