@@ -268,7 +268,7 @@ call12() {  # the base pass enqueued after the levels instead of before them (ff
 
 
 next1() {  # prepared for the next session, not run: what in apex-host's order slows the replays?
-  # Binary .device/bin/ff_x36o: ff_model_gpu_check at 652b5fc plus
+  # Binary .device/bin/ff_x36o (build_next): ff_model_gpu_check plus
   # ff_model_order_bisect_experiment_s35.patch (`--order host` with APEX_FF_X_PRE=N plain calls
   # before the rotation, APEX_FF_X_POST=K after it, APEX_FF_X_SETS=N sets, APEX_FF_X_THROWAWAY a
   # graph captured and dropped before the timed one, _RUN also replayed once;
@@ -306,7 +306,7 @@ next2() {  # prepared for the next session, not run: ff_base beside the L0 refin
   # t = 16 wgmma CTAs (124-128, 32 K each) do not fit 64 K, which explains one refine CTA
   # beside a base block, not none. ptxas compiles the wgmma refine at 112 registers with no spill
   # (57 K for two), which leaves a 128-thread base block room.
-  # Binary .device/bin/ff_x36b: ff_model_gpu_check at 721e309 plus
+  # Binary .device/bin/ff_x36b (build_next): ff_model_gpu_check plus
   # ff_model_base_beside_refines_experiment_s35.patch: APEX_FF_X_CARVEOUT=P (every fast
   # kernel's preferred carveout, %; with APEX_FF_X_CARVEOUT_BASE_ONLY ff_base's alone; two t = 16
   # CTAs need the 164-KiB configuration, 72 %), APEX_NVRTC_DEFINES FF_X_WG_MAXNREG=N (the wgmma entries
