@@ -12,7 +12,7 @@ the order of its first CTA: its CTAs, the first CTA's entry, the last CTA's entr
 (microseconds from the call's first CTA), and its CTAs' lifetimes; then the CTAs resident a SM,
 averaged over the SMs seen and 4-microsecond bins, by kind of kernel; then which kernels' CTAs
 shared a SM and for how long; then, while each refine launch still had CTAs to place, the SMs
-left empty or holding only other kernels' CTAs. Where a process timed
+left empty or holding only other kernels' CTAs, and what those held. Where a process timed
 several cases, each case's module counts its own calls, so one log may hold several calls' records:
 only those within --window-us of the first record are read (default 1000, a call being ~0.1 ms).
 
@@ -110,7 +110,9 @@ def coresidency(rows):
 def waiting(rows, step_ns=1000):
     """For each refine launch, while some of its CTAs were not yet placed (from its first CTA's
     entry to its last's): per step, the SMs holding no CTA and those holding only other kernels'
-    CTAs (neither refine)."""
+    CTAs (neither refine); then what those SMs held, as the CTAs of each kernel a SM held
+    ("base x2": two base blocks), with the steps at which some SM held that and the most SMs
+    that held it at one step."""
     sms = {r[3] for r in rows}
     print("while a refine launch's CTAs waited: SMs empty / SMs with only non-refine CTAs")
     for (kernel, _), rs in by_launch(rows):
@@ -118,16 +120,28 @@ def waiting(rows, step_ns=1000):
             continue
         first, last_in = min(r[4] for r in rs), max(r[4] for r in rs)
         cells = []
+        held = collections.defaultdict(lambda: [0, 0])  # what an SM held: [steps, most SMs]
         for t in range(first, last_in, step_ns):
             here = collections.defaultdict(list)
             for r in rows:
                 if r[4] <= t < r[5]:
                     here[r[3]].append(name_of(r[0]))
             empty = len(sms) - len(here)
-            other = sum(1 for v in here.values() if not any(n.startswith("refine") for n in v))
-            cells.append("%.0f:%d/%d" % (t / 1e3, empty, other))
+            others = [v for v in here.values() if not any(n.startswith("refine") for n in v)]
+            cells.append("%.0f:%d/%d" % (t / 1e3, empty, len(others)))
+            for what, n in collections.Counter(sm_holding(v) for v in others).items():
+                held[what][0] += 1
+                held[what][1] = max(held[what][1], n)
         print("  %-11s %.1f-%.1f us  %s" % (name_of(kernel), first / 1e3, last_in / 1e3,
                                             " ".join(cells)))
+        for what, (steps, most) in sorted(held.items(), key=lambda kv: -kv[1][0] * kv[1][1]):
+            print("      held %-24s at %3d steps, at most %3d SMs" % (what, steps, most))
+
+
+def sm_holding(names):
+    """What one SM held, as its kernels' CTA counts: "base x2, fc1"."""
+    return ", ".join(n if c == 1 else "%s x%d" % (n, c)
+                     for n, c in sorted(collections.Counter(names).items()))
 
 
 def main():
