@@ -275,13 +275,16 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
   # APEX_FF_X_CARVEOUT=P sets every fast kernel's preferred shared-memory carveout to P %: a
   # candidate is SMs reconfiguring their L1/shared split between kernels whose preferences differ,
   # the driver choosing each by what ran before; one carveout for all cost B=8 4.5-15 us in the
-  # thirty-third session, so only the two orders' difference under it tells). Two rounds.
+  # thirty-third session, so only the two orders' difference under it tells). One plain call
+  # before the rotation three times: call 7 read B=8 slow and the profile fast after it, which
+  # two self-sustaining placements picked by the state at the first replay would explain.
+  # Two rounds.
   local o='--order host'
   for r in 1 2; do
     vrow ff_x36o 'profile,B=8' "bench order r$r" "" X=1
     vrow ff_x36o 'profile,B=8' "host order r$r" "$o" X=1
     for k in 1 4 15; do vrow ff_x36o 'profile,B=8' "host order post $k r$r" "$o" APEX_FF_X_POST=$k; done
-    for n in 2 4 16 64; do vrow ff_x36o 'profile,B=8' "host order pre $n r$r" "$o" APEX_FF_X_PRE=$n; done
+    for n in 1 1 1 2 4 16 64; do vrow ff_x36o 'profile,B=8' "host order pre $n r$r" "$o" APEX_FF_X_PRE=$n; done
     vrow ff_x36o 'profile,B=8' "host order one set r$r" "$o" APEX_FF_X_SETS=1
     vrow ff_x36o 'profile,B=8' "bench order one set r$r" "" APEX_FF_X_SETS=1
     vrow ff_x36o 'profile,B=8' "host order throwaway r$r" "$o" APEX_FF_X_THROWAWAY=1
