@@ -301,7 +301,8 @@ next2() {  # prepared for the next session, not run: ff_base beside the L0 refin
   # In B=8's timeline (call 1, t = 8 shared; the same in the thirty-fourth session's) 36 SMs held
   # no refine CTA at all from 35 to 44 us while refine CTAs waited: the SMs of the 64 base blocks
   # (47 us each); in every B=8 timeline's co-residency table a base block shares SMs with base
-  # and FiLM CTAs, never with a t = 16 refine. Two candidate causes: (1) the shared-memory
+  # and FiLM CTAs, never with a t = 16 refine (call 10, apex-host's order: one base block a SM,
+  # 64 SMs without a refine CTA). Two candidate causes: (1) the shared-memory
   # carveout (one carveout for every kernel lost, thirty-third session, call 1: 100 % B=8 +15 us,
   # 72 % +4.5, the FiLM kernels then short of L1; not tried: ff_base's alone): ff_base uses no shared
   # memory, so its SMs may be configured with little of it, and a SM cannot change its carveout
