@@ -24,6 +24,28 @@
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p;/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
 
+# apex-host's fp16 fast-path cases on the profile's map (B=1 and B=8), for --filter.
+PROFILE_CASES='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
+
+host_p50s() {  # $1 summary.json, $2 label, then any of: modes (each case's timing modes after
+  # its p50), first (the p50s apex-host with APEX_X_BATCH_TWICE wrote to /tmp/xfirst.txt)
+  python3 - "$@" <<'PY3' | tee -a $OUT/sweep.txt
+import json, sys, os
+s = json.load(open(sys.argv[1]))
+extras = sys.argv[3:]
+rows = []
+for k, c in sorted(s['benchmarks'].items()):
+    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
+    if 'modes' in extras:
+        rows.append('modes ' + ','.join(sorted(c['timing'])))
+if 'first' in extras:
+    first = open('/tmp/xfirst.txt').read().split('\n') if os.path.exists('/tmp/xfirst.txt') else []
+    print(sys.argv[2], ' '.join(rows), '| first batches:', ' '.join(l.split()[2] for l in first if l))
+else:
+    print(sys.argv[2], ' '.join(rows))
+PY3
+}
+
 host_rows() {  # $1 summary.json, $2 label: the fp16 fast profile-map rows, p50 and short holds
   python3 - "$1" "$2" <<'PY3' | tee -a $OUT/sweep.txt
 import json, sys
@@ -64,7 +86,7 @@ call2() {  # does a batch sample's size move the per-call figure? apex-host at 1
   cp .device/host_x/apex-host .device/host/release/apex-host
   for r in 1 2; do
     for s in 0.001 0.003 0.01; do
-      step host_x_${s}_r$r 200 env APEX_X_MIN_SAMPLE_S=$s $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
+      step host_x_${s}_r$r 200 env APEX_X_MIN_SAMPLE_S=$s $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
       python3 - /tmp/hx/summary.json "host min sample $s r$r" <<'PY3' | tee -a $OUT/sweep.txt
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -92,16 +114,8 @@ call3() {  # what of apex-host's run makes its figure ~3.7 us longer than the be
   cp .device/host_x/apex-host .device/host/release/apex-host
   for r in 1 2; do
     for v in X=1 APEX_X_NO_HOLD=1 APEX_X_SKIP_MODES=1 APEX_X_NO_MONITOR=1 "APEX_X_NO_HOLD=1 APEX_X_SKIP_MODES=1 APEX_X_NO_MONITOR=1"; do
-      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
-      python3 - /tmp/hx/summary.json "host $v r$r" <<'PY3' | tee -a $OUT/sweep.txt
-import json, sys
-s = json.load(open(sys.argv[1]))
-rows = []
-for k, c in sorted(s['benchmarks'].items()):
-    b = c['timing']['batch']
-    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
-print(sys.argv[2], ' '.join(rows))
-PY3
+      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "host $v r$r"
     done
     for seed in 5 123; do
       vrow ff_x35n 'profile,B=8' "bench setup seed $seed r$r" "" APEX_FF_X_SETUP_SEED=$seed
@@ -118,16 +132,8 @@ call4() {  # which mode before the batch slows it: apex-host skipping cold, laun
   cp .device/host_x/apex-host .device/host/release/apex-host
   for r in 1 2; do
     for v in X=1 APEX_X_SKIP_COLD=1 APEX_X_SKIP_LAUNCH=1 APEX_X_SKIP_MODES=1; do
-      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
-      python3 - /tmp/hx/summary.json "host $v r$r" <<'PY3' | tee -a $OUT/sweep.txt
-import json, sys
-s = json.load(open(sys.argv[1]))
-rows = []
-for k, c in sorted(s['benchmarks'].items()):
-    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
-    rows.append('modes ' + ','.join(sorted(c['timing'])))
-print(sys.argv[2], ' '.join(rows))
-PY3
+      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "host $v r$r" modes
     done
     for n in 0 30 300 3000; do
       vrow ff_x35n 'profile,B=8' "bench plain $n r$r" "" APEX_FF_X_PLAIN=$n
@@ -145,16 +151,8 @@ call5() {  # is it time or work? apex-host without the modes but asleep 400 ms b
   for r in 1 2; do
     for v in X=1 APEX_X_SKIP_MODES=1 "APEX_X_SKIP_MODES=1 APEX_X_SLEEP_MS=400" "APEX_X_SKIP_MODES=1 APEX_X_BATCH_TWICE=1" APEX_X_BATCH_TWICE=1; do
       rm -f /tmp/xfirst.txt
-      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hx
-      python3 - /tmp/hx/summary.json "host $v r$r" <<'PY3' | tee -a $OUT/sweep.txt
-import json, sys, os
-s = json.load(open(sys.argv[1]))
-rows = []
-for k, c in sorted(s['benchmarks'].items()):
-    rows.append('B=%s %.2f' % (k.split('batch=')[1].split(',')[0], c['p50_ms'] * 1e3))
-first = open('/tmp/xfirst.txt').read().split('\n') if os.path.exists('/tmp/xfirst.txt') else []
-print(sys.argv[2], ' '.join(rows), '| first batches:', ' '.join(l.split()[2] for l in first if l))
-PY3
+      step host_x_r$r 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "host $v r$r" first
     done
     for ms in 0 400; do
       vrow ff_x35n 'profile,B=8' "bench sleep $ms r$r" "" APEX_FF_X_SLEEP_MS=$ms
@@ -242,7 +240,7 @@ call11() {  # the timelines of call 10 had the host order's runs take turns: are
     for q in 8 32; do
       vrow ff_x35n 'profile,B=8' "own order connections $q r$r" "" CUDA_DEVICE_MAX_CONNECTIONS=$q
       vrow ff_x35n 'profile,B=8' "host order connections $q r$r" "" CUDA_DEVICE_MAX_CONNECTIONS=$q APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
-      step host_q$q 200 env CUDA_DEVICE_MAX_CONNECTIONS=$q $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hq
+      step host_q$q 200 env CUDA_DEVICE_MAX_CONNECTIONS=$q $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hq
       host_rows /tmp/hq/summary.json "apex-host connections $q r$r"
     done
   done
@@ -258,7 +256,7 @@ call12() {  # the base pass enqueued after the levels instead of before them (ff
     for v in X=1 APEX_FF_X_BASE_LAST=1; do
       vrow ff_x35b 'profile,B=8,B=16' "own order $v r$r" "" $v
       vrow ff_x35b 'profile,B=8,B=16' "host order $v r$r" "" $v APEX_FF_X_PLAIN=300 APEX_FF_X_NO_POST=1
-      step host_b 200 env $v $HOST run --no-build --backends cuda --filter 'ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*' --output-dir /tmp/hb
+      step host_b 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hb
       host_rows /tmp/hb/summary.json "apex-host $v r$r"
     done
   done
