@@ -265,7 +265,7 @@ call12() {  # the base pass enqueued after the levels instead of before them (ff
 }
 
 
-next1() {  # prepared for the next session, not run: what in apex-host's order slows the replays?
+next1() {  # run in the thirty-sixth session (ff_model_ce_base_h200_2026-11-29_s36.txt): what in apex-host's order slows the replays?
   # Binary .device/bin/ff_x36o (build_next): ff_model_gpu_check plus
   # ff_model_order_bisect_experiment_s35.patch (`--order host` with APEX_FF_X_PRE=N plain calls
   # before the rotation, APEX_FF_X_POST=K after it, APEX_FF_X_SETS=N sets, APEX_FF_X_THROWAWAY a
@@ -295,7 +295,7 @@ next1() {  # prepared for the next session, not run: what in apex-host's order s
 }
 
 
-next2() {  # prepared for the next session, not run: ff_base beside the L0 refines at B=8.
+next2() {  # run in the thirty-sixth session (ff_model_ce_base_h200_2026-11-29_s36.txt): ff_base beside the L0 refines at B=8.
   # In B=8's timeline (call 1, t = 8 shared; the same in the thirty-fourth session's) 36 SMs held
   # no refine CTA at all from 35 to 44 us while refine CTAs waited: the SMs of the 64 base blocks
   # (47 us each); in every B=8 timeline's co-residency table a base block shares SMs with base
