@@ -2,7 +2,7 @@
 # Thirty-sixth session (2026-11-29): the base pass on the copy engines at B=8.
 # Usage on the device machine: bash benches/results/device_scripts_2026-11-29_s36.sh callN
 # (the thirty-fifth session's next1 and next2 ran first, from device_scripts_2026-11-29_s35.sh).
-# Binaries (built here at 8139e4c unless named):
+# Binaries (built here at 8139e4c unless named; the experiment patches apply to 1c686ab):
 #   .device/bin/ff_x36c   ff_model_gpu_check plus ff_model_ce_base_experiment_s36.patch:
 #                         APEX_FF_X_CE_BASE=1 forks the background stream at the call's start:
 #                         heavy = dense over every pixel (cuMemcpyDtoDAsync), detail = 0
@@ -13,6 +13,15 @@
 #                         APEX_X_POST_CALLS=N plain calls (each then synchronised) after the
 #                         rotation, before the batch's first capture
 #   .device/ab/s35.so     the ff_model plugin at a82af74 (its source unchanged since)
+#   .device/bin/ff_x36s   ff_model_gpu_check plus ff_model_wg_staged_finish_experiment_s36.patch
+#   .device/ab/s36s.so    (the plugin, the same patch): APEX_NVRTC_DEFINES=WG_X_STAGED finishes
+#                         the wgmma refine through shared memory (outputs packed in place of the
+#                         base values, then 16-byte row-segment stores: t = 16 fills a tile row's
+#                         32-byte sector in one instruction); WG_X_STAGED_T=16 or 8 stages that
+#                         level only; WG_X_STAGED_CS stores evict-first; WG_X_CS (call 4) keeps
+#                         the direct finish and makes its heavy and detail stores evict-first
+#   .device/bin/ff_s36, .device/ab/s36.so, .device/host_s36/apex-host: the landed build (the
+#                         wgmma finish's heavy and detail stores evict-first), call 5
 # Log: benches/results/ff_model_ce_base_h200_2026-11-29_s36.txt (every call's rows).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p;/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
@@ -49,6 +58,63 @@ call2() {  # apex-host with 0, 1 or 4 plain calls after the rotation (the thirty
     vrow ff_x36c 'profile,B=8' "bench r$r" "" X=1
     vrow ff_x36c 'profile,B=8' "bench, host order r$r" "--order host" X=1
   done
+}
+
+call3() {  # the staged finish: self-checks, then the bench (two rounds) and apex-host (two rounds)
+  source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
+  local st='APEX_NVRTC_DEFINES=WG_X_STAGED'
+  step check_staged 200 env $st $B/ff_x36s --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3,B=4 256x256' --precision fp16 --refine auto
+  echo "staged: ok $(grep -cE '^ok' $OUT/check_staged.log) FAIL $(grep -cE '^FAIL' $OUT/check_staged.log)" | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    vrow ff_x36s 'profile,B=8,B=16,256x256' "main r$r" "" X=1
+    vrow ff_x36s 'profile,B=8,B=16,256x256' "staged r$r" "" $st
+    vrow ff_x36s 'profile,B=8,B=16,256x256' "staged t16 r$r" "" "APEX_NVRTC_DEFINES=WG_X_STAGED WG_X_STAGED_T=16"
+    vrow ff_x36s 'profile,B=8,B=16,256x256' "staged t8 r$r" "" "APEX_NVRTC_DEFINES=WG_X_STAGED WG_X_STAGED_T=8"
+    vrow ff_x36s 'profile,B=8,B=16,256x256' "staged cs r$r" "" "APEX_NVRTC_DEFINES=WG_X_STAGED WG_X_STAGED_CS"
+  done
+  local filter='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
+  mkdir -p .device/host/release
+  cp .device/ab/s36s.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_post/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    step host_main_r$r 200 $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hm
+    host_p50s /tmp/hm/summary.json "apex-host main r$r"
+    step host_staged_r$r 200 env $st $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hs
+    host_p50s /tmp/hs/summary.json "apex-host staged r$r"
+  done
+}
+
+call4() {  # the direct finish with evict-first stores (call 3: the staged finish lost, but its
+  # evict-first stores took the profile 0.5 us under main): self-check, bench and apex-host
+  source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
+  local cs='APEX_NVRTC_DEFINES=WG_X_CS'
+  step check_cs 200 env $cs $B/ff_x36s --only 'profile,B=8,tiles 32/16,256x256' --precision fp16 --refine auto
+  echo "cs: ok $(grep -cE '^ok' $OUT/check_cs.log) FAIL $(grep -cE '^FAIL' $OUT/check_cs.log)" | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    vrow ff_x36s 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x36s 'profile,B=8,B=16' "cs r$r" "" $cs
+  done
+  local filter='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
+  mkdir -p .device/host/release
+  cp .device/ab/s36s.so .device/host/release/libapex_plugin_ff_model.so
+  cp .device/host_post/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    step host_main_r$r 200 $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hm
+    host_p50s /tmp/hm/summary.json "apex-host main r$r"
+    step host_cs_r$r 200 env $cs $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hs
+    host_p50s /tmp/hs/summary.json "apex-host cs r$r"
+  done
+}
+
+call5() {  # the landed build: every fast shape's fp16 self-check under auto, then apex-host's
+  # ff_model suite (seven cases)
+  step check_s36 240 $B/ff_s36 --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,B=4 256x256,B=4 K=64/160,B=4 tiles 32/16,C=16 36x60 tiles 6/3,nothing selected,no split' --precision fp16 --refine auto
+  echo "s36 fp16 auto: ok $(grep -cE '^ok' $OUT/check_s36.log) FAIL $(grep -cE '^FAIL' $OUT/check_s36.log)" | tee -a $OUT/sweep.txt
+  mkdir -p .device/host/release
+  cp .device/host_s36/apex-host .device/host/release/apex-host
+  host_ab s36 s36
+  cp /tmp/ab_s36/summary.json $OUT/ff_model_suite_s36.json
+  cat $OUT/ab.txt
 }
 
 "$@"

@@ -316,7 +316,10 @@ mod tests {
     /// every storage: no spills (a spill in these latency chains costs local-memory round trips
     /// in the GEMM), and the register counts that give `ff_refine_apply` and the wgmma refine two
     /// CTAs a SM, `ff_refine_apply_lean` three or four and `ff_base` four (65,536 registers a SM
-    /// over 256 threads a CTA: at most 128, 80 or 64, in units of 8).
+    /// over 256 threads a CTA: at most 128, 80 or 64, in units of 8). The counts are NVRTC 13.0's
+    /// (the GPU machine's CUDA; `pip install 'nvidia-cuda-nvrtc==13.0.*'`): NVRTC 13.5 spills 8
+    /// bytes in bf16's `ff_refine_apply_lean_c128_t8` (thirty-sixth session), and the GPU runs
+    /// what its own driver's NVRTC compiles.
     #[test]
     fn the_refine_and_base_kernels_fit_their_registers_without_spilling_when_nvrtc_is_present() {
         if !nvrtc_for_test() {

@@ -130,6 +130,19 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
 // its four L1 children overwrite its heavy at every pixel: those stores would be dead bytes
 // (H200, in process, thirty-third session, call 4: left out, the refines alone at B=8 60.8 ->
 // 59.0 us, the frame at B=8 113.0 -> 111.9, B=16 192.7 -> 188.6, the profile 45.0 -> 44.6).
+// store_pair, evict-first (st.global.cs): heavy and detail are the call's outputs, which nothing
+// in the call reads again, so they should not push the levels' tiles, FiLM vectors and weights out
+// of L2 (l0map, which L1 reads, keeps plain stores). H200, thirty-sixth session, calls 4 and 3 of
+// benches/results/device_scripts_2026-11-29_s36.sh, two rounds: in process the profile 42.72-42.81
+// -> 41.12-41.16 us, B=8 104.32-104.66 -> 103.49-103.74, B=16 unchanged; apex-host the profile
+// 46.27-46.30 -> 42.99-43.01, B=8 107.46-107.50 -> 106.69-106.72. The same stores through shared
+// memory as 16-byte row segments (two threads a t = 16 row's 32-byte sector) lost: B=8 +6.4-6.9
+// plain, +1.7-2.2 evict-first.
+__device__ __forceinline__ void store_pair_streaming(S* dst, float v0, float v1) {
+    __stcs(reinterpret_cast<unsigned int*>(dst),
+           (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16));
+}
+
 template <int T, bool DETAIL, bool L0MAP>
 __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b,
                                           const float* base, const float* pixel_alpha,
@@ -151,8 +164,8 @@ __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b
             if (L0MAP)
                 *reinterpret_cast<float2*>(l0map + at0[half] + off) = make_float2(o0, o1);
             else
-                store_pair(hp[half] + off, o0, o1);
-            if (DETAIL) store_pair(detail + at0[half] + off, o0 - xv.x, o1 - xv.y);
+                store_pair_streaming(hp[half] + off, o0, o1);
+            if (DETAIL) store_pair_streaming(detail + at0[half] + off, o0 - xv.x, o1 - xv.y);
         }
     }
 }
