@@ -117,4 +117,45 @@ call5() {  # the landed build: every fast shape's fp16 self-check under auto, th
   cat $OUT/ab.txt
 }
 
+next1() {  # prepared for the next session, not run: every refine's outputs evict-first in bf16
+  # and fp32 (the lean, fused and split refines; call 4 did it for fp16's wgmma refine). Binaries
+  # from build_next: .device/bin/ff_x37c and .device/ab/x37c.so (HEAD plus
+  # ff_model_cs_all_refines_experiment_s36.patch; APEX_NVRTC_DEFINES=FF_X_CS_ALL switches it on).
+  # Self-checks, then the bench and apex-host, two rounds each.
+  local cs='APEX_NVRTC_DEFINES=FF_X_CS_ALL'
+  step check_csall 300 env $cs $B/ff_x37c --only 'profile,tiles 32/16,256x256,B=8' --precision bf16,fp32 --refine auto
+  step check_csall_paths 240 env $cs $B/ff_x37c --only 'profile,B=8,tiles 32/16' --refine fused,lean,split
+  cat $OUT/check_csall.log $OUT/check_csall_paths.log | grep -cE '^ok' | sed 's/^/cs all: ok /' | tee -a $OUT/sweep.txt
+  grep -hE '^FAIL' $OUT/check_csall.log $OUT/check_csall_paths.log | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    for v in X=1 "$cs"; do
+      timeout 120 env $v $B/ff_x37c --bench-only --only 'profile,B=8,256x256,tiles 32/16' --precision bf16,fp32 --refine auto > /tmp/x.log 2>&1
+      echo "${v%%=*} r$r rc=$? (bf16 rows, then fp32) $(grep -E '^(profile|B=[0-9]+|256x256|tiles) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+    done
+  done
+  mkdir -p .device/host/release
+  cp .device/host_s36/apex-host .device/host/release/apex-host
+  for r in 1 2; do
+    host_ab main_r$r x37c
+    APEX_NVRTC_DEFINES=FF_X_CS_ALL host_ab cs_r$r x37c
+  done
+  cat $OUT/ab.txt
+}
+
+build_next() {  # on the build machine, not the device: next1's binaries from HEAD plus its patch
+  # in a worktree of its own (then carry .device/bin/ff_x37c, .device/ab/x37c.so and
+  # .device/host_s36/apex-host)
+  local root wt=/tmp/wt_x37c; root=$(git rev-parse --show-toplevel)
+  mkdir -p "$root/.device/bin" "$root/.device/ab" "$root/.device/host_s36"
+  git worktree add -f "$wt" HEAD > /dev/null && (cd "$wt" &&
+    git apply "$root/benches/results/ff_model_cs_all_refines_experiment_s36.patch" &&
+    CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
+      --example ff_model_gpu_check &&
+    CARGO_TARGET_DIR="$root/.device/host" cargo build --release -p apex-host -p apex-plugin-ff-model) &&
+    cp "$root/.device/slim/release/examples/ff_model_gpu_check" "$root/.device/bin/ff_x37c" &&
+    cp "$root/.device/host/release/libapex_plugin_ff_model.so" "$root/.device/ab/x37c.so" &&
+    cp "$root/.device/host/release/apex-host" "$root/.device/host_s36/apex-host"
+  git worktree remove -f "$wt"
+}
+
 "$@"
