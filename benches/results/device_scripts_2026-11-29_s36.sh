@@ -23,14 +23,43 @@
 #   .device/bin/ff_s36, .device/ab/s36.so, .device/host_s36/apex-host: the landed build (the
 #                         wgmma finish's heavy and detail stores evict-first), call 5
 # Log: benches/results/ff_model_ce_base_h200_2026-11-29_s36.txt (every call's rows).
+# Calls 1 to 5 ran before self_check, host_with and host_define_ab took their repeated lines (same
+# commands; the self-checks then had a 200-s limit, call 5 240).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p;/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
+
+# apex-host's fp16 fast-path cases on the profile's map (B=1 and B=8), for --filter.
+PROFILE_CASES='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
+
+host_with() {  # $1 plugin build (.device/ab/$1.so), $2 the folder of an apex-host build: both put
+  # where $HOST runs them
+  mkdir -p .device/host/release
+  cp .device/ab/$1.so .device/host/release/libapex_plugin_ff_model.so
+  cp $2/apex-host .device/host/release/apex-host
+}
+
+host_define_ab() {  # $1 a label, $2 an APEX_NVRTC_DEFINES assignment: apex-host on PROFILE_CASES
+  # without it and with it, alternating, two rounds
+  for r in 1 2; do
+    step host_main_r$r 200 $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hm
+    host_p50s /tmp/hm/summary.json "apex-host main r$r"
+    step host_$1_r$r 200 env $2 $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hs
+    host_p50s /tmp/hs/summary.json "apex-host $1 r$r"
+  done
+}
+
+self_check() {  # $1 step name, $2 label, then the command (env assignments first): its ok and
+  # FAIL counts into the sweep
+  local name=$1 label=$2; shift 2
+  step $name 240 env "$@"
+  echo "$label: ok $(grep -cE '^ok' $OUT/$name.log) FAIL $(grep -cE '^FAIL' $OUT/$name.log)" | tee -a $OUT/sweep.txt
+}
 
 call1() {  # the base on the copy engines: self-checks, then two rounds in both orders, then B=8's
   # timeline
   for ce in 1 2; do
-    step check_ce$ce 200 env APEX_FF_X_CE_BASE=$ce $B/ff_x36c --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3,nothing selected' --precision fp16,fp32 --refine auto
-    echo "ce $ce: ok $(grep -cE '^ok' $OUT/check_ce$ce.log) FAIL $(grep -cE '^FAIL' $OUT/check_ce$ce.log)" | tee -a $OUT/sweep.txt
+    self_check check_ce$ce "ce $ce" APEX_FF_X_CE_BASE=$ce $B/ff_x36c --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3,nothing selected' --precision fp16,fp32 --refine auto
   done
   for r in 1 2; do
     vrow ff_x36c 'profile,B=8,B=16' "main r$r" "" X=1
@@ -45,14 +74,10 @@ call1() {  # the base on the copy engines: self-checks, then two rounds in both 
 call2() {  # apex-host with 0, 1 or 4 plain calls after the rotation (the thirty-fifth
   # session's next1: one plain call between the rotation and the capture took the bench in
   # apex-host's order from 46.2 / 108.0 to 42.6 / 104.9), two rounds, with the in-process bench
-  source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
-  local filter='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
-  mkdir -p .device/host/release
-  cp .device/ab/s35.so .device/host/release/libapex_plugin_ff_model.so
-  cp .device/host_post/apex-host .device/host/release/apex-host
+  host_with s35 .device/host_post
   for r in 1 2; do
     for n in 0 1 4; do
-      step host_post${n}_r$r 200 env APEX_X_POST_CALLS=$n $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hp
+      step host_post${n}_r$r 200 env APEX_X_POST_CALLS=$n $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hp
       host_p50s /tmp/hp/summary.json "apex-host post $n r$r"
     done
     vrow ff_x36c 'profile,B=8' "bench r$r" "" X=1
@@ -61,10 +86,8 @@ call2() {  # apex-host with 0, 1 or 4 plain calls after the rotation (the thirty
 }
 
 call3() {  # the staged finish: self-checks, then the bench (two rounds) and apex-host (two rounds)
-  source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
   local st='APEX_NVRTC_DEFINES=WG_X_STAGED'
-  step check_staged 200 env $st $B/ff_x36s --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3,B=4 256x256' --precision fp16 --refine auto
-  echo "staged: ok $(grep -cE '^ok' $OUT/check_staged.log) FAIL $(grep -cE '^FAIL' $OUT/check_staged.log)" | tee -a $OUT/sweep.txt
+  self_check check_staged staged $st $B/ff_x36s --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3,B=4 256x256' --precision fp16 --refine auto
   for r in 1 2; do
     vrow ff_x36s 'profile,B=8,B=16,256x256' "main r$r" "" X=1
     vrow ff_x36s 'profile,B=8,B=16,256x256' "staged r$r" "" $st
@@ -72,46 +95,26 @@ call3() {  # the staged finish: self-checks, then the bench (two rounds) and ape
     vrow ff_x36s 'profile,B=8,B=16,256x256' "staged t8 r$r" "" "APEX_NVRTC_DEFINES=WG_X_STAGED WG_X_STAGED_T=8"
     vrow ff_x36s 'profile,B=8,B=16,256x256' "staged cs r$r" "" "APEX_NVRTC_DEFINES=WG_X_STAGED WG_X_STAGED_CS"
   done
-  local filter='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
-  mkdir -p .device/host/release
-  cp .device/ab/s36s.so .device/host/release/libapex_plugin_ff_model.so
-  cp .device/host_post/apex-host .device/host/release/apex-host
-  for r in 1 2; do
-    step host_main_r$r 200 $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hm
-    host_p50s /tmp/hm/summary.json "apex-host main r$r"
-    step host_staged_r$r 200 env $st $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hs
-    host_p50s /tmp/hs/summary.json "apex-host staged r$r"
-  done
+  host_with s36s .device/host_post
+  host_define_ab staged $st
 }
 
 call4() {  # the direct finish with evict-first stores (call 3: the staged finish lost, but its
   # evict-first stores took the profile 0.5 us under main): self-check, bench and apex-host
-  source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
   local cs='APEX_NVRTC_DEFINES=WG_X_CS'
-  step check_cs 200 env $cs $B/ff_x36s --only 'profile,B=8,tiles 32/16,256x256' --precision fp16 --refine auto
-  echo "cs: ok $(grep -cE '^ok' $OUT/check_cs.log) FAIL $(grep -cE '^FAIL' $OUT/check_cs.log)" | tee -a $OUT/sweep.txt
+  self_check check_cs cs $cs $B/ff_x36s --only 'profile,B=8,tiles 32/16,256x256' --precision fp16 --refine auto
   for r in 1 2; do
     vrow ff_x36s 'profile,B=8,B=16' "main r$r" "" X=1
     vrow ff_x36s 'profile,B=8,B=16' "cs r$r" "" $cs
   done
-  local filter='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
-  mkdir -p .device/host/release
-  cp .device/ab/s36s.so .device/host/release/libapex_plugin_ff_model.so
-  cp .device/host_post/apex-host .device/host/release/apex-host
-  for r in 1 2; do
-    step host_main_r$r 200 $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hm
-    host_p50s /tmp/hm/summary.json "apex-host main r$r"
-    step host_cs_r$r 200 env $cs $HOST run --no-build --backends cuda --filter "$filter" --output-dir /tmp/hs
-    host_p50s /tmp/hs/summary.json "apex-host cs r$r"
-  done
+  host_with s36s .device/host_post
+  host_define_ab cs $cs
 }
 
 call5() {  # the landed build: every fast shape's fp16 self-check under auto, then apex-host's
   # ff_model suite (seven cases)
-  step check_s36 240 $B/ff_s36 --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,B=4 256x256,B=4 K=64/160,B=4 tiles 32/16,C=16 36x60 tiles 6/3,nothing selected,no split' --precision fp16 --refine auto
-  echo "s36 fp16 auto: ok $(grep -cE '^ok' $OUT/check_s36.log) FAIL $(grep -cE '^FAIL' $OUT/check_s36.log)" | tee -a $OUT/sweep.txt
-  mkdir -p .device/host/release
-  cp .device/host_s36/apex-host .device/host/release/apex-host
+  self_check check_s36 "s36 fp16 auto" X=1 $B/ff_s36 --only 'profile,tiles 32/16,256x256,B=3,B=8,K=64/160,B=4 256x256,B=4 K=64/160,B=4 tiles 32/16,C=16 36x60 tiles 6/3,nothing selected,no split' --precision fp16 --refine auto
+  host_with s36 .device/host_s36
   host_ab s36 s36
   cp /tmp/ab_s36/summary.json $OUT/ff_model_suite_s36.json
   cat $OUT/ab.txt
@@ -133,8 +136,7 @@ next1() {  # prepared for the next session, not run: every refine's outputs evic
       echo "${v%%=*} r$r rc=$? (bf16 rows, then fp32) $(grep -E '^(profile|B=[0-9]+|256x256|tiles) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
     done
   done
-  mkdir -p .device/host/release
-  cp .device/host_s36/apex-host .device/host/release/apex-host
+  host_with x37c .device/host_s36
   for r in 1 2; do
     host_ab main_r$r x37c
     APEX_NVRTC_DEFINES=FF_X_CS_ALL host_ab cs_r$r x37c
