@@ -123,13 +123,6 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b));
 }
 
-// The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
-// each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
-// detail map besides heavy; L0MAP: L0's f32 result instead of heavy, as the level and tile ask
-// (one copy each, no branch in the loop). L0MAP is a tile that ff_select split (keeps_l0), and
-// its four L1 children overwrite its heavy at every pixel: those stores would be dead bytes
-// (H200, in process, thirty-third session, call 4: left out, the refines alone at B=8 60.8 ->
-// 59.0 us, the frame at B=8 113.0 -> 111.9, B=16 192.7 -> 188.6, the profile 45.0 -> 44.6).
 // store_pair, evict-first (st.global.cs): heavy and detail are the call's outputs, which nothing
 // in the call reads again, so they should not push the levels' tiles, FiLM vectors and weights out
 // of L2 (l0map, which L1 reads, keeps plain stores). H200, thirty-sixth session, calls 4 and 3 of
@@ -143,6 +136,13 @@ __device__ __forceinline__ void store_pair_streaming(S* dst, float v0, float v1)
            (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16));
 }
 
+// The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
+// each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
+// detail map besides heavy; L0MAP: L0's f32 result instead of heavy, as the level and tile ask
+// (one copy each, no branch in the loop). L0MAP is a tile that ff_select split (keeps_l0), and
+// its four L1 children overwrite its heavy at every pixel: those stores would be dead bytes
+// (H200, in process, thirty-third session, call 4: left out, the refines alone at B=8 60.8 ->
+// 59.0 us, the frame at B=8 113.0 -> 111.9, B=16 192.7 -> 188.6, the profile 45.0 -> 44.6).
 template <int T, bool DETAIL, bool L0MAP>
 __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b,
                                           const float* base, const float* pixel_alpha,
