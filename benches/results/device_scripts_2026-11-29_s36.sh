@@ -120,26 +120,35 @@ call5() {  # the landed build: every fast shape's fp16 self-check under auto, th
   cat $OUT/ab.txt
 }
 
-next1() {  # prepared for the next session, not run: every refine's outputs evict-first in bf16
-  # and fp32 (the lean, fused and split refines; call 4 did it for fp16's wgmma refine). Binaries
-  # from build_next: .device/bin/ff_x37c and .device/ab/x37c.so (HEAD plus
-  # ff_model_cs_all_refines_experiment_s36.patch; APEX_NVRTC_DEFINES=FF_X_CS_ALL switches it on).
+next1() {  # prepared for the next session, not run: L2 hints beyond call 4's. Binaries from
+  # build_next: .device/bin/ff_x37c and .device/ab/x37c.so (HEAD plus
+  # ff_model_l2_hints_experiment_s36.patch), switched by APEX_NVRTC_DEFINES:
+  #   FF_X_CS_ALL   every other refine's heavy and detail stores evict-first (the lean, fused and
+  #                 split refines that bf16 and fp32 run), as call 4 made the wgmma refine's
+  #   WG_X_LDCS     the wgmma refine's tile loads evict-first (their last use: the map scan or
+  #                 the pack read them before)
+  #   FF_X_SCAN_EL  the map scan's tile loads under an L2 evict_last policy (createpolicy), so
+  #                 that the refine after it finds them in L2
   # Self-checks, then the bench and apex-host, two rounds each.
-  local cs='APEX_NVRTC_DEFINES=FF_X_CS_ALL'
-  step check_csall 300 env $cs $B/ff_x37c --only 'profile,tiles 32/16,256x256,B=8' --precision bf16,fp32 --refine auto
-  step check_csall_paths 240 env $cs $B/ff_x37c --only 'profile,B=8,tiles 32/16' --refine fused,lean,split
-  cat $OUT/check_csall.log $OUT/check_csall_paths.log | grep -cE '^ok' | sed 's/^/cs all: ok /' | tee -a $OUT/sweep.txt
-  grep -hE '^FAIL' $OUT/check_csall.log $OUT/check_csall_paths.log | tee -a $OUT/sweep.txt
+  local d=APEX_NVRTC_DEFINES
+  self_check check_csall "cs all" $d=FF_X_CS_ALL $B/ff_x37c --only 'profile,tiles 32/16,256x256,B=8' --precision bf16,fp32 --refine auto
+  self_check check_csall_paths "cs all, paths" $d=FF_X_CS_ALL $B/ff_x37c --only 'profile,B=8,tiles 32/16' --refine fused,lean,split
+  self_check check_loads "ldcs + scan el" "$d=WG_X_LDCS FF_X_SCAN_EL" $B/ff_x37c --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3' --precision fp16 --refine auto
   for r in 1 2; do
-    for v in X=1 "$cs"; do
+    for v in X=1 $d=FF_X_CS_ALL; do
       timeout 120 env $v $B/ff_x37c --bench-only --only 'profile,B=8,256x256,tiles 32/16' --precision bf16,fp32 --refine auto > /tmp/x.log 2>&1
-      echo "${v%%=*} r$r rc=$? (bf16 rows, then fp32) $(grep -E '^(profile|B=[0-9]+|256x256|tiles) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
+      echo "${v} r$r rc=$? (bf16 rows, then fp32) $(grep -E '^(profile|B=[0-9]+|256x256|tiles) ' /tmp/x.log | awk '{print $1, $(NF-5)}' | tr '\n' ' ')" | tee -a $OUT/sweep.txt
     done
+    vrow ff_x37c 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x37c 'profile,B=8,B=16' "ldcs r$r" "" $d=WG_X_LDCS
+    vrow ff_x37c 'profile,B=8,B=16' "scan el r$r" "" $d=FF_X_SCAN_EL
+    vrow ff_x37c 'profile,B=8,B=16' "both r$r" "" "$d=WG_X_LDCS FF_X_SCAN_EL"
   done
   host_with x37c .device/host_s36
   for r in 1 2; do
     host_ab main_r$r x37c
     APEX_NVRTC_DEFINES=FF_X_CS_ALL host_ab cs_r$r x37c
+    APEX_NVRTC_DEFINES="WG_X_LDCS FF_X_SCAN_EL" host_ab loads_r$r x37c
   done
   cat $OUT/ab.txt
 }
@@ -150,7 +159,7 @@ build_next() {  # on the build machine, not the device: next1's binaries from HE
   local root wt=/tmp/wt_x37c; root=$(git rev-parse --show-toplevel)
   mkdir -p "$root/.device/bin" "$root/.device/ab" "$root/.device/host_s36"
   git worktree add -f "$wt" HEAD > /dev/null && (cd "$wt" &&
-    git apply "$root/benches/results/ff_model_cs_all_refines_experiment_s36.patch" &&
+    git apply "$root/benches/results/ff_model_l2_hints_experiment_s36.patch" &&
     CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
       --example ff_model_gpu_check &&
     CARGO_TARGET_DIR="$root/.device/host" cargo build --release -p apex-host -p apex-plugin-ff-model) &&
