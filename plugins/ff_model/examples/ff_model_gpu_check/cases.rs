@@ -12,6 +12,15 @@ pub const BENCH_SHAPES: [&str; 2] = ["profile", "B=8"];
 pub fn shapes() -> Vec<(&'static str, Overrides)> {
     let i = |n: &'static str, v: i64| (n, ParamValue::Int(v));
     let eager = || ("path", ParamValue::Str("eager".into()));
+    // Every L0 tile and 160 L1 tiles: FiLM's scan over more than one 32-token chunk.
+    let wide_k = || {
+        vec![
+            ("budget_b1", ParamValue::Float(1e4)),
+            ("budget_b2", ParamValue::Float(1e4)),
+            i("kmax_l0", 64),
+            i("kmax_l1", 160),
+        ]
+    };
     vec![
         ("profile", vec![]),
         (
@@ -34,26 +43,11 @@ pub fn shapes() -> Vec<(&'static str, Overrides)> {
             "B=4 tiles 32/16",
             vec![i("batch", 4), i("tile_size_l0", 32), i("tile_size_l1", 16)],
         ),
-        (
-            // Every L0 tile and 160 L1 tiles: FiLM's scan over more than one 32-token chunk.
-            "K=64/160",
-            vec![
-                ("budget_b1", ParamValue::Float(1e4)),
-                ("budget_b2", ParamValue::Float(1e4)),
-                i("kmax_l0", 64),
-                i("kmax_l1", 160),
-            ],
-        ),
+        ("K=64/160", wide_k()),
         (
             // The same in several runs of frames: the pack-free levels' scans over two chunks.
             "B=4 K=64/160",
-            vec![
-                i("batch", 4),
-                ("budget_b1", ParamValue::Float(1e4)),
-                ("budget_b2", ParamValue::Float(1e4)),
-                i("kmax_l0", 64),
-                i("kmax_l1", 160),
-            ],
+            [vec![i("batch", 4)], wide_k()].concat(),
         ),
         (
             "C=16 36x60 tiles 6/3",
