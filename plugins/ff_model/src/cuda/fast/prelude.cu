@@ -199,6 +199,26 @@ __device__ __forceinline__ S from_f32(float f) {
 #endif
 }
 
+// The stores of the call's outputs, heavy and detail, in every refine: evict-first
+// (st.global.cs). Nothing in the call reads them again, so they should not push the levels'
+// tiles, FiLM vectors and weights out of L2; l0map, which L1 reads, keeps plain stores. H200,
+// apex-host, two rounds: the wgmma refine's (fp16) took the profile 46.27-46.30 -> 42.99-43.01 us
+// and B=8 107.46-107.50 -> 106.69-106.72 (thirty-sixth session, call 4 of
+// benches/results/device_scripts_2026-11-29_s36.sh); the lean, fused and split refines' (bf16 and
+// fp32) the profile 53.05 -> 50.01-50.04 in bf16 and 60.60 -> 57.06-57.17 in fp32, fp16 unchanged
+// (thirty-seventh session, that script's next1).
+__device__ __forceinline__ void store_out(S* dst, float v) { __stcs(dst, from_f32(v)); }
+
+// Two adjacent outputs, rounded once each; dst aligned to the pair.
+__device__ __forceinline__ void store_out_pair(S* dst, float v0, float v1) {
+#if DTYPE == 0
+    __stcs(reinterpret_cast<float2*>(dst), make_float2(v0, v1));
+#else
+    __stcs(reinterpret_cast<unsigned int*>(dst),
+           (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16));
+#endif
+}
+
 #if DTYPE != 0
 // Four 16-bit elements packed in a uint2 (the first in the low half of x), as f32.
 __device__ __forceinline__ float4 unpack4(uint2 v) {

@@ -173,16 +173,6 @@ __device__ __forceinline__ void exchange_stats(const Exchange& x, double* partia
     tile_stats<CH>(partial, chunks, C, P, stat);
 }
 
-// Two adjacent elements of storage type from f32, rounded once each; dst aligned to the pair.
-__device__ __forceinline__ void store_pair(S* dst, float v0, float v1) {
-#if DTYPE == 0
-    *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
-#else
-    *reinterpret_cast<unsigned int*>(dst) =
-        (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16);
-#endif
-}
-
 // Two CTAs a SM (at most 128 registers, ff_refine's count): without the minimum ptxas gives bf16
 // 134 registers, which leaves one CTA a SM.
 extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
@@ -279,8 +269,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
                     if (l0map)
                         *reinterpret_cast<float2*>(l0map + at) = make_float2(o[0], o[1]);
                     else
-                        store_pair(heavy + at, o[0], o[1]);
-                    if (detail) store_pair(detail + at, d[0], d[1]);
+                        store_out_pair(heavy + at, o[0], o[1]);
+                    if (detail) store_out_pair(detail + at, d[0], d[1]);
                 } else {
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
@@ -289,8 +279,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) ff_refine_apply(
                         if (l0map)
                             l0map[at] = o[e];
                         else
-                            heavy[at] = from_f32(o[e]);
-                        if (detail) detail[at] = from_f32(d[e]);
+                            store_out(heavy + at, o[e]);
+                        if (detail) store_out(detail + at, d[e]);
                     }
                 }
             }

@@ -110,19 +110,19 @@ __device__ __forceinline__ void stash_tile(float* stash, int row, const float (*
 }
 
 #if __CUDA_ARCH__ >= 900
-// LEAN_RUN consecutive elements of storage type from f32, rounded once each; dst aligned to the
-// run (16 bytes for 16-bit storage, 32 for f32).
+// LEAN_RUN consecutive outputs from f32, rounded once each, evict-first as store_out's; dst
+// aligned to the run (16 bytes for 16-bit storage, 32 for f32).
 __device__ __forceinline__ void store_run(S* dst, const float* v) {
 #if DTYPE == 0
-    reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
+    __stcs(reinterpret_cast<float4*>(dst), make_float4(v[0], v[1], v[2], v[3]));
+    __stcs(reinterpret_cast<float4*>(dst) + 1, make_float4(v[4], v[5], v[6], v[7]));
 #else
     uint4 u;
     u.x = (unsigned int)from_f32(v[0]) | ((unsigned int)from_f32(v[1]) << 16);
     u.y = (unsigned int)from_f32(v[2]) | ((unsigned int)from_f32(v[3]) << 16);
     u.z = (unsigned int)from_f32(v[4]) | ((unsigned int)from_f32(v[5]) << 16);
     u.w = (unsigned int)from_f32(v[6]) | ((unsigned int)from_f32(v[7]) << 16);
-    *reinterpret_cast<uint4*>(dst) = u;
+    __stcs(reinterpret_cast<uint4*>(dst), u);
 #endif
 }
 
@@ -305,8 +305,8 @@ __device__ __forceinline__ void refine_apply_lean(
                 if (l0map)
                     l0map[at] = o[e];
                 else
-                    heavy[at] = from_f32(o[e]);
-                if (detail) detail[at] = from_f32(d[e]);
+                    store_out(heavy + at, o[e]);
+                if (detail) store_out(detail + at, d[e]);
             }
         }
     }

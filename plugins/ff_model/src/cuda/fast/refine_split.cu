@@ -105,8 +105,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) ff_apply(
         const float alpha = gate_alpha(l.gate, bnd[e], unc[e]);
         const float o = base[e] + alpha * (refined - base[e]);
         const long long at = (((long long)b * C + c) * H + y0 + py) * W + x0 + p - py * t;
-        heavy[at] = from_f32(o);
+        store_out(heavy + at, o);
         if (l0map) l0map[at] = o;
-        if (detail) detail[at] = from_f32(o - base[e]);
+        if (detail) store_out(detail + at, o - base[e]);
     }
 }

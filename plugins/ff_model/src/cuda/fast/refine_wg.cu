@@ -123,19 +123,9 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "l"(b));
 }
 
-// store_pair, evict-first (st.global.cs): heavy and detail are the call's outputs, which nothing
-// in the call reads again, so they should not push the levels' tiles, FiLM vectors and weights out
-// of L2 (l0map, which L1 reads, keeps plain stores). H200, thirty-sixth session, calls 4 and 3 of
-// benches/results/device_scripts_2026-11-29_s36.sh, two rounds: in process the profile 42.72-42.81
-// -> 41.12-41.16 us, B=8 104.32-104.66 -> 103.49-103.74, B=16 unchanged; apex-host the profile
-// 46.27-46.30 -> 42.99-43.01, B=8 107.46-107.50 -> 106.69-106.72. The same stores through shared
-// memory as 16-byte row segments (two threads a t = 16 row's 32-byte sector) lost: B=8 +6.4-6.9
-// plain, +1.7-2.2 evict-first.
-__device__ __forceinline__ void store_pair_streaming(S* dst, float v0, float v1) {
-    __stcs(reinterpret_cast<unsigned int*>(dst),
-           (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16));
-}
-
+// The finish's stores are store_out_pair's (evict-first, prelude.cu). The same stores through
+// shared memory as 16-byte row segments (two threads a t = 16 row's 32-byte sector) lost: B=8
+// +6.4-6.9 us plain, +1.7-2.2 evict-first (H200, in process, thirty-sixth session, call 3).
 // The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
 // each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
 // detail map besides heavy; L0MAP: L0's f32 result instead of heavy, as the level and tile ask
@@ -164,8 +154,8 @@ __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b
             if (L0MAP)
                 *reinterpret_cast<float2*>(l0map + at0[half] + off) = make_float2(o0, o1);
             else
-                store_pair_streaming(hp[half] + off, o0, o1);
-            if (DETAIL) store_pair_streaming(detail + at0[half] + off, o0 - xv.x, o1 - xv.y);
+                store_out_pair(hp[half] + off, o0, o1);
+            if (DETAIL) store_out_pair(detail + at0[half] + off, o0 - xv.x, o1 - xv.y);
         }
     }
 }
