@@ -120,7 +120,8 @@ call5() {  # the landed build: every fast shape's fp16 self-check under auto, th
   cat $OUT/ab.txt
 }
 
-next1() {  # prepared for the next session, not run: L2 hints beyond call 4's. Binaries from
+next1() {  # prepared here, run as the thirty-seventh session's call 1 (its log:
+  # ff_model_l0map_sets_h200_2026-11-29_s37.txt; FF_X_CS_ALL landed): L2 hints beyond call 4's. Binaries from
   # build_next: .device/bin/ff_x37c and .device/ab/x37c.so (HEAD plus
   # ff_model_l2_hints_experiment_s36.patch), switched by APEX_NVRTC_DEFINES:
   #   FF_X_CS_ALL   every other refine's heavy and detail stores evict-first (the lean, fused and

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Device calls of the thirty-seventh session (2026-11-29; H200, the only kind lent). Call 1 was
+# the thirty-sixth session's next1 (device_scripts_2026-11-29_s36.sh, binaries from its
+# build_next). Binaries (built here):
+#   .device/bin/ff_s37, .device/ab/s37.so, .device/host_s37/apex-host: d4f8e52, every refine's
+#                         heavy and detail stores evict-first (call 1's FF_X_CS_ALL, landed)
+#   .device/bin/ff_model_export: the export example at d4f8e52 (the acceptance run)
+#   .device/bin/ff_x37e, .device/ab/x37e.so: d4f8e52 plus ff_model_l0map_sets_experiment_s37.patch:
+#                         APEX_FF_X_L0MAP_SETS=1 gives every buffer set its own l0map (rotated
+#                         with the set, as the DRAM-cold batch rotates inputs and outputs);
+#                         APEX_NVRTC_DEFINES=FF_X_L0MAP_EL stores the wgmma L0 refine's l0map
+#                         evict-last (L1 reads it next); APEX_FF_X_RUN_FRAMES=N runs of N frames
+# Log: benches/results/ff_model_l0map_sets_h200_2026-11-29_s37.txt (every call's rows).
+source benches/results/device_lib.sh
+source <(sed -n '/^vrow()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
+source <(sed -n '/^PROFILE_CASES=/p;/^host_with()/,/^}/p;/^self_check()/,/^}/p' \
+  benches/results/device_scripts_2026-11-29_s36.sh)
+
+call2() {  # the landed build's self-checks (every storage, auto) and apex-host suite; then the
+  # per-set l0map, its evict-last stores and the run length, in process (two rounds) and in
+  # apex-host (two rounds)
+  self_check check_s37 "s37 auto" X=1 $B/ff_s37 --only 'profile,tiles 32/16,256x256,B=8' --refine auto
+  host_with s37 .device/host_s37
+  host_ab s37 s37
+  cp /tmp/ab_s37/summary.json $OUT/ff_model_suite_s37.json
+  local el=APEX_NVRTC_DEFINES=FF_X_L0MAP_EL sets=APEX_FF_X_L0MAP_SETS=1
+  self_check check_el "sets + el" $sets $el $B/ff_x37e --only 'profile,B=8,B=16,tiles 32/16,256x256,B=3' --precision fp16 --refine auto
+  for r in 1 2; do
+    vrow ff_x37e 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x37e 'profile,B=8,B=16' "sets r$r" "" $sets
+    vrow ff_x37e 'profile,B=8,B=16' "sets el r$r" "" $sets $el
+    vrow ff_x37e 'profile,B=8,B=16' "el r$r" "" $el
+    for n in 2 4 8; do vrow ff_x37e 'B=8,B=16' "runs of $n r$r" "" APEX_FF_X_RUN_FRAMES=$n; done
+  done
+  host_with x37e .device/host_s37
+  for r in 1 2; do
+    for v in X=1 $sets "$sets $el"; do
+      step host_x 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "apex-host $v r$r"
+    done
+  done
+  cat $OUT/ab.txt
+}
+
+call3() {  # issue 13's acceptance run on the landed build: export, the PyTorch anchor, apex-host
+  host_with s37 .device/host_s37
+  acceptance
+}
+
+"$@"
