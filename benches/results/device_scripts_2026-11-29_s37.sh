@@ -10,6 +10,12 @@
 #                         with the set, as the DRAM-cold batch rotates inputs and outputs);
 #                         APEX_NVRTC_DEFINES=FF_X_L0MAP_EL stores the wgmma L0 refine's l0map
 #                         evict-last (L1 reads it next); APEX_FF_X_RUN_FRAMES=N runs of N frames
+#   .device/bin/ff_x37f, .device/ab/x37f.so: 4012310 plus ff_model_base_blocks_prio_experiment_s37.patch:
+#                         APEX_FF_X_BASE_BPB=N ff_base's bands a block (BASE_BANDS_PER_BLOCK, 16:
+#                         at B=8 64 blocks); APEX_FF_X_FILM_TILES=1 or 2, the FiLM linears' tiles a
+#                         block (sizing::film_tiles: 2 where runs overlap); APEX_FF_X_L1_PRIO=P every
+#                         run's L1 launches at scheduling priority P, kept by the bench's graph under
+#                         APEX_GRAPH_NODE_PRIO=1 (instantiated with USE_NODE_PRIORITY)
 # Log: benches/results/ff_model_l0map_sets_h200_2026-11-29_s37.txt (every call's rows).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
@@ -46,6 +52,36 @@ call2() {  # the landed build's self-checks (every storage, auto) and apex-host 
 call3() {  # issue 13's acceptance run on the landed build: export, the PyTorch anchor, apex-host
   host_with s37 .device/host_s37
   acceptance
+}
+
+call4() {  # the landed build's timelines (FF_TIMELINE, one traced call each, the bench's
+  # order): the profile and B=8; the traces' FTL lines kept under $OUT
+  source <(sed -n '/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+  timeline profile ff_s37 profile X=1; cp /tmp/tl.log $OUT/tl_profile.log
+  timeline b8 ff_s37 B=8 X=1; cp /tmp/tl.log $OUT/tl_b8.log
+}
+
+call5() {  # the base pass's grid and the FiLM linears' tiles a block (call 4's timeline: 64 base
+  # blocks live 43-46 us and hold 36-40 SMs that take no t = 16 refine CTA while the L0 refines
+  # wait): in process two rounds, the timeline of the best, apex-host two rounds
+  for r in 1 2; do
+    vrow ff_x37f 'profile,B=8,B=16' "main r$r" "" X=1
+    for n in 4 8 32 64; do vrow ff_x37f 'profile,B=8,B=16' "base bpb $n r$r" "" APEX_FF_X_BASE_BPB=$n; done
+    vrow ff_x37f 'profile,B=8,B=16' "film tiles 1 r$r" "" APEX_FF_X_FILM_TILES=1
+    vrow ff_x37f 'profile,B=8,B=16' "node prio r$r" "" APEX_GRAPH_NODE_PRIO=1
+    vrow ff_x37f 'profile,B=8,B=16' "l1 prio r$r" "" APEX_GRAPH_NODE_PRIO=1 APEX_FF_X_L1_PRIO=-1
+  done
+  source <(sed -n '/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+  timeline bpb32 ff_x37f B=8 APEX_FF_X_BASE_BPB=32
+  timeline bpb4 ff_x37f B=8 APEX_FF_X_BASE_BPB=4
+  timeline l1prio ff_x37f B=8 APEX_GRAPH_NODE_PRIO=1 APEX_FF_X_L1_PRIO=-1
+  host_with x37f .device/host_s37
+  for r in 1 2; do
+    for v in X=1 APEX_FF_X_BASE_BPB=32 APEX_FF_X_BASE_BPB=4 APEX_FF_X_FILM_TILES=1; do
+      step host_x 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "apex-host $v r$r"
+    done
+  done
 }
 
 "$@"
