@@ -16,6 +16,9 @@
 #                         block (sizing::film_tiles: 2 where runs overlap); APEX_FF_X_L1_PRIO=P every
 #                         run's L1 launches at scheduling priority P, kept by the bench's graph under
 #                         APEX_GRAPH_NODE_PRIO=1 (instantiated with USE_NODE_PRIORITY)
+#   .device/bin/ff_x37g, .device/ab/x37g.so: 9619dc7 plus ff_model_scan_map_loads_experiment_s37.patch:
+#                         APEX_NVRTC_DEFINES=SCAN_MAP_TB16=N, the pack-free map scan's tiles in flight
+#                         a warp at t = 16 (8: at K = 20 a warp's 10 tiles take two rounds of loads)
 # Log: benches/results/ff_model_l0map_sets_h200_2026-11-29_s37.txt (every call's rows).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
@@ -78,6 +81,24 @@ call5() {  # the base pass's grid and the FiLM linears' tiles a block (call 4's 
   host_with x37f .device/host_s37
   for r in 1 2; do
     for v in X=1 APEX_FF_X_BASE_BPB=32 APEX_FF_X_BASE_BPB=4 APEX_FF_X_FILM_TILES=1; do
+      step host_x 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "apex-host $v r$r"
+    done
+  done
+}
+
+call6() {  # the map scan's loads in one round at t = 16 (call 4's timeline: B=8's L0 map scan
+  # CTAs live 9.1-10.6 us, B=1's pack and scan 2.7): self-check, in process and apex-host, two rounds
+  local tb='APEX_NVRTC_DEFINES=SCAN_MAP_TB16=12'
+  self_check check_tb "tb16 12" $tb $B/ff_x37g --only 'B=8,B=16,B=4 256x256,B=4 tiles 32/16' --precision fp16 --refine auto
+  for r in 1 2; do
+    vrow ff_x37g 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x37g 'profile,B=8,B=16' "tb16 10 r$r" "" APEX_NVRTC_DEFINES=SCAN_MAP_TB16=10
+    vrow ff_x37g 'profile,B=8,B=16' "tb16 12 r$r" "" $tb
+  done
+  host_with x37g .device/host_s37
+  for r in 1 2; do
+    for v in X=1 $tb; do
       step host_x 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
       host_p50s /tmp/hx/summary.json "apex-host $v r$r"
     done
