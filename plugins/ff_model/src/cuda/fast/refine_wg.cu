@@ -126,6 +126,7 @@ __device__ __forceinline__ void wg_mma(float* d, uint4 a, unsigned long long b) 
 // The finish's stores are store_out_pair's (evict-first, prelude.cu). The same stores through
 // shared memory as 16-byte row segments (two threads a t = 16 row's 32-byte sector) lost: B=8
 // +6.4-6.9 us plain, +1.7-2.2 evict-first (H200, in process, thirty-sixth session, call 3).
+//
 // The finish of the thread's 32 values: rows ra and ra + 8 (half 0, 1) at pixel pairs 8j + 2q,
 // each pair's output stored at at0[half] + its offset (compile-time but for W); DETAIL: L1's
 // detail map besides heavy; L0MAP: L0's f32 result instead of heavy, as the level and tile ask
