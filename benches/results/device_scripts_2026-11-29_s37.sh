@@ -105,4 +105,50 @@ call6() {  # the map scan's loads in one round at t = 16 (call 4's timeline: B=8
   done
 }
 
+next1() {  # prepared for the next session, not run: the base pass in the call's tail. Binaries from
+  # build_next: .device/bin/ff_x38a and .device/ab/x38a.so (f7a2747 plus
+  # ff_model_base_in_tail_experiment_s37.patch; its header names the switches). Self-checks, then
+  # the bench (two rounds), two timelines, apex-host (two rounds). ~5 min.
+  local co=APEX_FF_X_CARVEOUT_BASE=100 v2='APEX_NVRTC_DEFINES=FF_X_BASE_VECS=2 FF_X_BASE_MINB=2'
+  self_check check_tail "tail, carveout, vecs 2" APEX_FF_X_BASE_SPLIT=0,,64 $co "$v2" $B/ff_x38a --only 'B=8,B=16,B=4 256x256,B=4 tiles 32/16,profile' --precision fp16,fp32 --refine auto
+  self_check check_split "split 4" APEX_FF_X_BASE_SPLIT=4 $B/ff_x38a --only 'B=8' --precision fp16 --refine auto
+  for r in 1 2; do
+    vrow ff_x38a 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x38a 'profile,B=8,B=16' "tail 64 r$r" "" APEX_FF_X_BASE_SPLIT=0,,64
+    vrow ff_x38a 'profile,B=8,B=16' "tail 64 co r$r" "" APEX_FF_X_BASE_SPLIT=0,,64 $co
+    vrow ff_x38a 'profile,B=8,B=16' "tail 64 co v2 r$r" "" APEX_FF_X_BASE_SPLIT=0,,64 $co "$v2"
+    vrow ff_x38a 'profile,B=8,B=16' "tail 128 co v2 r$r" "" APEX_FF_X_BASE_SPLIT=0,,128 $co "$v2"
+    vrow ff_x38a 'profile,B=8,B=16' "tail 32 co v2 r$r" "" APEX_FF_X_BASE_SPLIT=0,,32 $co "$v2"
+    vrow ff_x38a 'profile,B=8,B=16' "v2 r$r" "" "$v2"
+  done
+  source <(sed -n '/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+  timeline tail64co ff_x38a B=8 APEX_FF_X_BASE_SPLIT=0,,64 $co
+  timeline tail64cov2 ff_x38a B=8 APEX_FF_X_BASE_SPLIT=0,,64 $co \
+    'APEX_NVRTC_DEFINES=FF_TIMELINE FF_TIMELINE_CALL=300 FF_X_BASE_VECS=2 FF_X_BASE_MINB=2'
+  host_with x38a .device/host_s37
+  for r in 1 2; do
+    for v in X=1 "APEX_FF_X_BASE_SPLIT=0,,64 $co" "APEX_FF_X_BASE_SPLIT=0,,64 $co $v2"; do
+      step host_x 200 env $v $HOST run --no-build --backends cuda --filter "$PROFILE_CASES" --output-dir /tmp/hx
+      host_p50s /tmp/hx/summary.json "apex-host $v r$r"
+    done
+  done
+}
+
+build_next() {  # on the build machine, not the device: next1's binaries from f7a2747 plus its patch
+  # in a worktree of its own (then carry .device/bin/ff_x38a, .device/ab/x38a.so and
+  # .device/host_s37/apex-host; the last from call 2's build, or `cargo build --release -p
+  # apex-host` at any later commit)
+  local root wt=/tmp/wt_x38a; root=$(git rev-parse --show-toplevel)
+  mkdir -p "$root/.device/bin" "$root/.device/ab" "$root/.device/host_s37"
+  git worktree add -f "$wt" f7a2747 > /dev/null && (cd "$wt" &&
+    git apply "$root/benches/results/ff_model_base_in_tail_experiment_s37.patch" &&
+    CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
+      --example ff_model_gpu_check &&
+    CARGO_TARGET_DIR="$root/.device/host" cargo build --release -p apex-host -p apex-plugin-ff-model) &&
+    cp "$root/.device/slim/release/examples/ff_model_gpu_check" "$root/.device/bin/ff_x38a" &&
+    cp "$root/.device/host/release/libapex_plugin_ff_model.so" "$root/.device/ab/x38a.so" &&
+    cp "$root/.device/host/release/apex-host" "$root/.device/host_s37/apex-host"
+  git worktree remove -f "$wt"
+}
+
 "$@"
