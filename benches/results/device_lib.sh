@@ -11,6 +11,8 @@
 #   check_auto      the self-check of one build under auto, summarised into $OUT/sweep.txt
 #   bench_row       one in-process bench of one build as a row of p50s in $OUT/sweep.txt
 #   acceptance      issue 13's acceptance run: export, the PyTorch anchor, apex-host with its rows
+#   build_patched   (on the build machine) a commit plus an experiment patch, built in a worktree of
+#                   its own into .device/bin, .device/ab and an apex-host folder
 set -u
 B=.device/bin
 HOST="env CARGO_TARGET_DIR=.device/host .device/host/release/apex-host"
@@ -110,4 +112,19 @@ acceptance() {  # the plugin's export (.device/bin/ff_model_export), the PyTorch
   cat "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log" /tmp/anchor/ff_model_torch.jsonl > "$OUT/anchor_run.txt" 2>/dev/null
   rm -f "$OUT/ff_export.log" "$OUT/ff_torch.log" "$OUT/ff_run.log"
   grep -iE "parity|max|torch|eager|compile|frames|fail" "$OUT/anchor_run.txt" | head -30
+}
+
+build_patched() {  # on the build machine, not the device: $1 commit, $2 patch, $3 build name (.device/bin/ff_$3
+  # and .device/ab/$3.so), $4 the folder under .device for apex-host; a worktree of its own
+  local root wt=/tmp/wt_$3; root=$(git rev-parse --show-toplevel)
+  mkdir -p "$root/.device/bin" "$root/.device/ab" "$root/.device/$4"
+  git worktree add -f "$wt" "$1" > /dev/null && (cd "$wt" &&
+    git apply "$root/$2" &&
+    CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
+      --example ff_model_gpu_check &&
+    CARGO_TARGET_DIR="$root/.device/host" cargo build --release -p apex-host -p apex-plugin-ff-model) &&
+    cp "$root/.device/slim/release/examples/ff_model_gpu_check" "$root/.device/bin/ff_$3" &&
+    cp "$root/.device/host/release/libapex_plugin_ff_model.so" "$root/.device/ab/$3.so" &&
+    cp "$root/.device/host/release/apex-host" "$root/.device/$4/apex-host"
+  git worktree remove -f "$wt"
 }

@@ -154,20 +154,10 @@ next1() {  # prepared here, run as the thirty-seventh session's call 1 (its log:
   cat $OUT/ab.txt
 }
 
-build_next() {  # on the build machine, not the device: next1's binaries from HEAD plus its patch
+build_next() {  # on the build machine, not the device: next1's binaries from f5d72c1 plus its patch
   # in a worktree of its own (then carry .device/bin/ff_x37c, .device/ab/x37c.so and
   # .device/host_s36/apex-host)
-  local root wt=/tmp/wt_x37c; root=$(git rev-parse --show-toplevel)
-  mkdir -p "$root/.device/bin" "$root/.device/ab" "$root/.device/host_s36"
-  git worktree add -f "$wt" HEAD > /dev/null && (cd "$wt" &&
-    git apply "$root/benches/results/ff_model_l2_hints_experiment_s36.patch" &&
-    CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
-      --example ff_model_gpu_check &&
-    CARGO_TARGET_DIR="$root/.device/host" cargo build --release -p apex-host -p apex-plugin-ff-model) &&
-    cp "$root/.device/slim/release/examples/ff_model_gpu_check" "$root/.device/bin/ff_x37c" &&
-    cp "$root/.device/host/release/libapex_plugin_ff_model.so" "$root/.device/ab/x37c.so" &&
-    cp "$root/.device/host/release/apex-host" "$root/.device/host_s36/apex-host"
-  git worktree remove -f "$wt"
+  build_patched f5d72c1 benches/results/ff_model_l2_hints_experiment_s36.patch x37c host_s36
 }
 
 "$@"

@@ -136,19 +136,8 @@ next1() {  # prepared for the next session, not run: the base pass in the call's
 
 build_next() {  # on the build machine, not the device: next1's binaries from f7a2747 plus its patch
   # in a worktree of its own (then carry .device/bin/ff_x38a, .device/ab/x38a.so and
-  # .device/host_s37/apex-host; the last from call 2's build, or `cargo build --release -p
-  # apex-host` at any later commit)
-  local root wt=/tmp/wt_x38a; root=$(git rev-parse --show-toplevel)
-  mkdir -p "$root/.device/bin" "$root/.device/ab" "$root/.device/host_s37"
-  git worktree add -f "$wt" f7a2747 > /dev/null && (cd "$wt" &&
-    git apply "$root/benches/results/ff_model_base_in_tail_experiment_s37.patch" &&
-    CARGO_TARGET_DIR="$root/.device/slim" cargo build --release -p apex-plugin-ff-model \
-      --example ff_model_gpu_check &&
-    CARGO_TARGET_DIR="$root/.device/host" cargo build --release -p apex-host -p apex-plugin-ff-model) &&
-    cp "$root/.device/slim/release/examples/ff_model_gpu_check" "$root/.device/bin/ff_x38a" &&
-    cp "$root/.device/host/release/libapex_plugin_ff_model.so" "$root/.device/ab/x38a.so" &&
-    cp "$root/.device/host/release/apex-host" "$root/.device/host_s37/apex-host"
-  git worktree remove -f "$wt"
+  # .device/host_s37/apex-host)
+  build_patched f7a2747 benches/results/ff_model_base_in_tail_experiment_s37.patch x38a host_s37
 }
 
 "$@"
