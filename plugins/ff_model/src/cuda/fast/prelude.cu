@@ -204,9 +204,9 @@ __device__ __forceinline__ S from_f32(float f) {
 // tiles, FiLM vectors and weights out of L2; l0map, which L1 reads, keeps plain stores. H200,
 // apex-host, two rounds: the wgmma refine's (fp16) took the profile 46.27-46.30 -> 42.99-43.01 us
 // and B=8 107.46-107.50 -> 106.69-106.72 (thirty-sixth session, call 4 of
-// benches/results/device_scripts_2026-11-29_s36.sh); the lean, fused and split refines' (bf16 and
-// fp32) the profile 53.05 -> 50.01-50.04 in bf16 and 60.60 -> 57.06-57.17 in fp32, fp16 unchanged
-// (thirty-seventh session, that script's next1).
+// benches/results/device_scripts_2026-11-29_s36.sh); the lean, fused and split refines' (bf16
+// and fp32) the profile 53.01-53.05 -> 50.01-50.04 in bf16 and 60.54-60.61 -> 57.06-57.17 in
+// fp32, fp16 unchanged (thirty-seventh session, that script's next1).
 __device__ __forceinline__ void store_out(S* dst, float v) { __stcs(dst, from_f32(v)); }
 
 // Two adjacent outputs, rounded once each; dst aligned to the pair.
