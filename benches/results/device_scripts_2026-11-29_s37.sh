@@ -105,7 +105,8 @@ call6() {  # the map scan's loads in one round at t = 16 (call 4's timeline: B=8
   done
 }
 
-next1() {  # prepared for the next session, not run: the base pass in the call's tail. Binaries from
+next1() {  # prepared for the next session: the base pass in the call's tail (its rows ran as call 1 of
+  # device_scripts_2026-11-29_s38.sh, trimmed: B=8 +8 to +29 us). Binaries from
   # build_next: .device/bin/ff_x38a and .device/ab/x38a.so (f7a2747 plus
   # ff_model_base_in_tail_experiment_s37.patch; its header names the switches). Self-checks, then
   # the bench (two rounds), two timelines, apex-host (two rounds). ~5 min.
