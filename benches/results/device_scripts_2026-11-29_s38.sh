@@ -15,6 +15,9 @@
 #   .device/bin/ff_x38d, .device/ab/x38d.so: the same patch as revised after call 3 (x38c's wide
 #                         blocks ran one band at a time, three quarters of their threads idle at
 #                         the profile's width): each 256-thread quarter of a block takes a band
+#   .device/bin/ff_x38e, .device/ab/x38e.so: 775874d plus ff_model_no_exchange_standin_experiment_s38.patch:
+#                         APEX_NVRTC_DEFINES=WG_X_NO_EXCHANGE, the wgmma refine without its cluster's
+#                         GroupNorm exchange (timing only), APEX_FF_X_NO_CLUSTER=1 also without clusters
 #   .device/bin/ff_x38a, .device/ab/x38a.so: f7a2747 plus ff_model_base_in_tail_experiment_s37.patch
 #                         (the thirty-seventh session's next1: the base pass in the call's tail)
 source benches/results/device_lib.sh
@@ -70,6 +73,18 @@ call4() {  # ff_base_wide with every thread busy, with and without the stand-in,
   done
   timeline wide16 ff_x38d B=8 APEX_FF_X_BASE_WIDE=16
   self_check check_wide "wide16 checks" APEX_FF_X_BASE_WIDE=16 $B/ff_x38d --only 'profile,B=8,B=16,256x256,tiles 32/16,B=4 256x256' --precision fp16,fp32 --refine auto
+}
+
+call5() {  # what the wgmma refine's cluster exchange costs at B=8 (a stand-in), two rounds
+  local nox=APEX_NVRTC_DEFINES=WG_X_NO_EXCHANGE
+  for r in 1 2; do
+    for extra in "" "--stage refines"; do
+      vrow ff_x38e 'profile,B=8,B=16' "main r$r" "$extra" X=1
+      vrow ff_x38e 'profile,B=8,B=16' "no exchange r$r" "$extra" $nox
+      vrow ff_x38e 'profile,B=8,B=16' "no exchange, no cluster r$r" "$extra" $nox APEX_FF_X_NO_CLUSTER=1
+    done
+  done
+  timeline nox_nocluster ff_x38e B=8 'APEX_NVRTC_DEFINES=FF_TIMELINE FF_TIMELINE_CALL=300 WG_X_NO_EXCHANGE' APEX_FF_X_NO_CLUSTER=1
 }
 
 "$@"
