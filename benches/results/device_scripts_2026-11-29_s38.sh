@@ -18,6 +18,13 @@
 #   .device/bin/ff_x38e, .device/ab/x38e.so: 775874d plus ff_model_no_exchange_standin_experiment_s38.patch:
 #                         APEX_NVRTC_DEFINES=WG_X_NO_EXCHANGE, the wgmma refine without its cluster's
 #                         GroupNorm exchange (timing only), APEX_FF_X_NO_CLUSTER=1 also without clusters
+#   .device/bin/ff_x38f, .device/ab/x38f.so: 93a1d2c plus ff_model_film_tokens_experiment_s38.patch:
+#                         APEX_FF_X_FILM_TOKENS=N with APEX_NVRTC_DEFINES=FILM_TOKENS=N, the FiLM
+#                         linears' frames a block (4: a run's three in one block)
+#   .device/bin/ff_s38one (build_next, for next1, not run): main plus
+#                         ff_model_film_one_frame_s38.patch, the FiLM linears' _one entry points
+#                         (one frame, one tile a block) for a call of one frame; .device/bin/ff_s37
+#                         the thirty-seventh session's landed build (the same kernels as main)
 #   .device/bin/ff_x38a, .device/ab/x38a.so: f7a2747 plus ff_model_base_in_tail_experiment_s37.patch
 #                         (the thirty-seventh session's next1: the base pass in the call's tail)
 source benches/results/device_lib.sh
@@ -85,6 +92,32 @@ call5() {  # what the wgmma refine's cluster exchange costs at B=8 (a stand-in),
     done
   done
   timeline nox_nocluster ff_x38e B=8 'APEX_NVRTC_DEFINES=FF_TIMELINE FF_TIMELINE_CALL=300 WG_X_NO_EXCHANGE' APEX_FF_X_NO_CLUSTER=1
+}
+
+call6() {  # the FiLM linears one or two frames a block (a run's chain shorter, more blocks), two rounds
+  self_check check_ft1 "film tokens 1 checks" APEX_FF_X_FILM_TOKENS=1 APEX_NVRTC_DEFINES=FILM_TOKENS=1 $B/ff_x38f --only 'profile,B=3,B=8,B=16,B=4 256x256' --precision fp16,fp32 --refine auto
+  for r in 1 2; do
+    vrow ff_x38f 'profile,B=8,B=16' "main r$r" "" X=1
+    for n in 1 2; do vrow ff_x38f 'profile,B=8,B=16' "film tokens $n r$r" "" APEX_FF_X_FILM_TOKENS=$n APEX_NVRTC_DEFINES=FILM_TOKENS=$n; done
+  done
+}
+
+next1() {  # prepared for the next session, not run (this session's device time was spent): the
+  # FiLM linears' _one entry points. Binaries from build_next: .device/bin/ff_s38one,
+  # .device/ab/s38one.so, .device/host_s38/apex-host; .device/bin/ff_s37 and .device/ab/s37.so the
+  # thirty-seventh session's landed build (the same kernels as main). ~5 min.
+  checks $B/ff_s38one auto
+  for r in 1 2; do
+    vrow ff_s37 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_s38one 'profile,B=8,B=16' "one r$r" "" X=1
+  done
+  host_with s37 .device/host_s38
+  for r in 1 2; do host_ab main_r$r s37; host_ab one_r$r s38one; done
+  ab_table | tee -a $OUT/sweep.txt
+}
+
+build_next() {  # on the build machine, not the device: next1's binaries from main's tip plus its patch
+  build_patched HEAD benches/results/ff_model_film_one_frame_s38.patch s38one host_s38
 }
 
 "$@"
