@@ -21,6 +21,9 @@
 #   .device/bin/ff_x38f, .device/ab/x38f.so: 93a1d2c plus ff_model_film_tokens_experiment_s38.patch:
 #                         APEX_FF_X_FILM_TOKENS=N with APEX_NVRTC_DEFINES=FILM_TOKENS=N, the FiLM
 #                         linears' frames a block (4: a run's three in one block)
+#   .device/bin/ff_s38ex (build_next, for next1, not run): main plus
+#                         ff_model_film_exact_frames_experiment_s38.patch (the _one patch, and
+#                         APEX_FF_X_FILM_EXACT=1: a FiLM linear block takes exactly its run's frames)
 #   .device/bin/ff_s38one (build_next, for next1, not run): main plus
 #                         ff_model_film_one_frame_s38.patch, the FiLM linears' _one entry points
 #                         (one frame, one tile a block) for a call of one frame; .device/bin/ff_s37
@@ -103,20 +106,26 @@ call6() {  # the FiLM linears one or two frames a block (a run's chain shorter, 
 }
 
 next1() {  # prepared for the next session, not run (this session's device time was spent): the
-  # FiLM linears' _one entry points. Binaries from build_next: .device/bin/ff_s38one,
-  # .device/ab/s38one.so, .device/host_s38/apex-host; .device/bin/ff_s37 and .device/ab/s37.so the
-  # thirty-seventh session's landed build (the same kernels as main). ~5 min.
+  # FiLM linears' _one entry points, and the exact-frames experiment on top of them. Binaries from
+  # build_next: .device/bin/ff_s38one, .device/ab/s38one.so, .device/bin/ff_s38ex,
+  # .device/host_s38/apex-host; .device/bin/ff_s37 and .device/ab/s37.so the thirty-seventh
+  # session's landed build (the same kernels as main). ~6 min.
   checks $B/ff_s38one auto
+  self_check check_exact "exact frames" APEX_FF_X_FILM_EXACT=1 $B/ff_s38ex --only 'profile,B=3,B=4,B=4 256x256,B=8,B=16' --precision fp16,bf16,fp32 --refine auto
   for r in 1 2; do
     vrow ff_s37 'profile,B=8,B=16' "main r$r" "" X=1
     vrow ff_s38one 'profile,B=8,B=16' "one r$r" "" X=1
+    vrow ff_s38ex 'profile,B=8,B=16' "one + exact r$r" "" APEX_FF_X_FILM_EXACT=1
   done
   host_with s37 .device/host_s38
   for r in 1 2; do host_ab main_r$r s37; host_ab one_r$r s38one; done
   ab_table | tee -a $OUT/sweep.txt
 }
 
-build_next() {  # on the build machine, not the device: next1's binaries from main's tip plus its patch
+build_next() {  # on the build machine, not the device: next1's binaries from main's tip plus its
+  # patches, each in a worktree of its own (then carry .device/bin/ff_s38one, .device/bin/ff_s38ex,
+  # .device/bin/ff_s37, .device/ab/s37.so, .device/ab/s38one.so, .device/host_s38/apex-host)
+  build_patched HEAD benches/results/ff_model_film_exact_frames_experiment_s38.patch s38ex host_s38
   build_patched HEAD benches/results/ff_model_film_one_frame_s38.patch s38one host_s38
 }
 
