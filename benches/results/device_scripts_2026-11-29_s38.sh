@@ -24,6 +24,8 @@
 #   .device/bin/ff_s38ex (build_next, for next1, not run): main plus
 #                         ff_model_film_exact_frames_experiment_s38.patch (the _one patch, and
 #                         APEX_FF_X_FILM_EXACT=1: a FiLM linear block takes exactly its run's frames)
+#   .device/bin/ff_s38hold (build_next, for next1, not run): main plus ff_model_wg_acc_hold_s38.patch
+#                         (the wgmma refine's accumulators pinned before its first wgmma)
 #   .device/bin/ff_s38one (build_next, for next1, not run): main plus
 #                         ff_model_film_one_frame_s38.patch, the FiLM linears' _one entry points
 #                         (one frame, one tile a block) for a call of one frame; .device/bin/ff_s37
@@ -106,16 +108,20 @@ call6() {  # the FiLM linears one or two frames a block (a run's chain shorter, 
 }
 
 next1() {  # prepared for the next session, not run (this session's device time was spent): the
-  # FiLM linears' _one entry points, and the exact-frames experiment on top of them. Binaries from
-  # build_next: .device/bin/ff_s38one, .device/ab/s38one.so, .device/bin/ff_s38ex,
-  # .device/host_s38/apex-host; .device/bin/ff_s37 and .device/ab/s37.so the thirty-seventh
-  # session's landed build (the same kernels as main). ~6 min.
+  # FiLM linears' _one entry points, the exact-frames experiment on top of them, and the wgmma
+  # refine's pinned accumulators. Binaries from build_next (its comment lists them);
+  # .device/bin/ff_s37 and .device/ab/s37.so the thirty-seventh session's landed build (the same
+  # kernels as main). ~7 min.
   checks $B/ff_s38one auto
+  self_check check_hold "acc hold" $B/ff_s38hold --only 'profile,B=8,tiles 32/16,256x256' --precision fp16 --refine auto
   self_check check_exact "exact frames" APEX_FF_X_FILM_EXACT=1 $B/ff_s38ex --only 'profile,B=3,B=4,B=4 256x256,B=8,B=16' --precision fp16,bf16,fp32 --refine auto
   for r in 1 2; do
     vrow ff_s37 'profile,B=8,B=16' "main r$r" "" X=1
     vrow ff_s38one 'profile,B=8,B=16' "one r$r" "" X=1
     vrow ff_s38ex 'profile,B=8,B=16' "one + exact r$r" "" APEX_FF_X_FILM_EXACT=1
+    vrow ff_s38hold 'profile,B=8,B=16' "acc hold r$r" "" X=1
+    vrow ff_s38hold 'profile,B=8,B=16' "acc hold refines r$r" "--stage refines" X=1
+    vrow ff_s37 'profile,B=8,B=16' "main refines r$r" "--stage refines" X=1
   done
   host_with s37 .device/host_s38
   for r in 1 2; do host_ab main_r$r s37; host_ab one_r$r s38one; done
@@ -124,9 +130,11 @@ next1() {  # prepared for the next session, not run (this session's device time 
 
 build_next() {  # on the build machine, not the device: next1's binaries from main's tip plus its
   # patches, each in a worktree of its own (then carry .device/bin/ff_s38one, .device/bin/ff_s38ex,
-  # .device/bin/ff_s37, .device/ab/s37.so, .device/ab/s38one.so, .device/host_s38/apex-host)
+  # .device/bin/ff_s38hold, .device/bin/ff_s37, .device/ab/s37.so, .device/ab/s38one.so,
+  # .device/host_s38/apex-host)
   build_patched HEAD benches/results/ff_model_film_exact_frames_experiment_s38.patch s38ex host_s38
   build_patched HEAD benches/results/ff_model_film_one_frame_s38.patch s38one host_s38
+  build_patched HEAD benches/results/ff_model_wg_acc_hold_s38.patch s38hold host_s38
 }
 
 "$@"
