@@ -209,13 +209,19 @@ __device__ __forceinline__ S from_f32(float f) {
 // fp32, fp16 unchanged (thirty-seventh session, that script's next1).
 __device__ __forceinline__ void store_out(S* dst, float v) { __stcs(dst, from_f32(v)); }
 
+#if DTYPE != 0
+// Two 16-bit elements from f32, rounded once each, packed in one word (v0 in the low half).
+__device__ __forceinline__ unsigned int pack_pair(float v0, float v1) {
+    return (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16);
+}
+#endif
+
 // Two adjacent outputs, rounded once each; dst aligned to the pair.
 __device__ __forceinline__ void store_out_pair(S* dst, float v0, float v1) {
 #if DTYPE == 0
     __stcs(reinterpret_cast<float2*>(dst), make_float2(v0, v1));
 #else
-    __stcs(reinterpret_cast<unsigned int*>(dst),
-           (unsigned int)from_f32(v0) | ((unsigned int)from_f32(v1) << 16));
+    __stcs(reinterpret_cast<unsigned int*>(dst), pack_pair(v0, v1));
 #endif
 }
 

@@ -117,12 +117,8 @@ __device__ __forceinline__ void store_run(S* dst, const float* v) {
     __stcs(reinterpret_cast<float4*>(dst), make_float4(v[0], v[1], v[2], v[3]));
     __stcs(reinterpret_cast<float4*>(dst) + 1, make_float4(v[4], v[5], v[6], v[7]));
 #else
-    uint4 u;
-    u.x = (unsigned int)from_f32(v[0]) | ((unsigned int)from_f32(v[1]) << 16);
-    u.y = (unsigned int)from_f32(v[2]) | ((unsigned int)from_f32(v[3]) << 16);
-    u.z = (unsigned int)from_f32(v[4]) | ((unsigned int)from_f32(v[5]) << 16);
-    u.w = (unsigned int)from_f32(v[6]) | ((unsigned int)from_f32(v[7]) << 16);
-    __stcs(reinterpret_cast<uint4*>(dst), u);
+    __stcs(reinterpret_cast<uint4*>(dst), make_uint4(pack_pair(v[0], v[1]), pack_pair(v[2], v[3]),
+                                                     pack_pair(v[4], v[5]), pack_pair(v[6], v[7])));
 #endif
 }
 
