@@ -270,6 +270,8 @@ mod tests {
                 "ff_film_scan",
                 "ff_film_fc1",
                 "ff_film_out",
+                "ff_film_fc1_one",
+                "ff_film_out_one",
                 "ff_refine",
                 "ff_apply",
                 "ff_refine_apply",

@@ -1,9 +1,10 @@
 //! The fast path's launches of one call (`cuda/fast/*.cu`, whose `prelude.cu` explains each
 //! kernel): `ff_select` and `ff_base` for the whole batch, then per run of frames (`streams.rs`)
 //! both levels on the run's stream: per level `ff_pack_*`, `ff_film_scan`, `ff_film_fc1`,
-//! `ff_film_out` (their `_x2` entry points where runs overlap: `sizing::film_tiles`) and the refine
-//! block: `ff_refine_apply` (or `ff_refine_apply_lean`) as one thread-block cluster per tile on a
-//! fused level, `ff_refine` then `ff_apply` on a split one (`refine.rs`). A run's launches take
+//! `ff_film_out` (their `_x2` entry points where runs overlap: `sizing::film_tiles`; `_one` in a
+//! call of one frame: `sizing::film_frames`) and the refine block: `ff_refine_apply` (or
+//! `ff_refine_apply_lean`) as one thread-block cluster per tile on a fused level, `ff_refine`
+//! then `ff_apply` on a split one (`refine.rs`). A run's launches take
 //! every buffer from the run's first frame on (`LaunchEx::ptr_at`) and count its frames in their
 //! grids. A level that selects no tile launches nothing. `launch_refines` enqueues only the refine
 //! blocks of a call, for timing them apart (`ff_model_gpu_check --stage refines`).
@@ -37,14 +38,14 @@ use cudarc::driver::{
 
 use super::{
     refine::LevelRefine,
-    sizing::{film_smem, film_tiles, select_smem},
+    sizing::{film_frames, film_smem, film_tiles, select_smem},
     state::{DeviceState, FastFunctions, FrameSet, LevelState, WgMap},
     streams::Frames,
 };
 use crate::{
     problem::{COST_CHEAP, COST_HEAVY, FfProblem, SPLIT_OVERHEAD},
     program::{
-        APPLY_PER_THREAD, BASE_BANDS_PER_BLOCK, BASE_CHANNELS, FC1_ROWS, FC2_ROWS, FILM_TOKENS,
+        APPLY_PER_THREAD, BASE_BANDS_PER_BLOCK, BASE_CHANNELS, FC1_ROWS, FC2_ROWS,
         SCAN_MAP_CHANNELS, THREADS, WARPS, WG_PIX, wg_smem,
     },
 };
@@ -353,13 +354,14 @@ impl Level<'_> {
             // SAFETY: see `go`.
             unsafe { Self::go(a, config((b, channel_groups, 1), 0), "ff_film_scan", None)? };
         }
-        // The two linears: one block per (`tiles` tiles, FILM_TOKENS frames, slice of rows), the
-        // block's vectors in shared memory.
-        let tiles = self.film_tiles;
+        // The two linears: one block per (`tiles` tiles, `frames` frames of the run, slice of
+        // rows), the block's vectors in shared memory.
+        let (tiles, frames) = (self.film_tiles, film_frames(b));
         let tokens_smem = film_smem(c as usize, tiles, b);
+        let [fc1, out] = fast.film(tiles, frames);
         for (function, input, output, width, slices, name) in [
             (
-                &fast.film_fc1[tiles - 1],
+                fc1,
                 &l.scanned,
                 &l.hidden,
                 kc,
@@ -367,7 +369,7 @@ impl Level<'_> {
                 "ff_film_fc1",
             ),
             (
-                &fast.film_out[tiles - 1],
+                out,
                 &l.hidden,
                 &l.film,
                 2 * kc,
@@ -383,11 +385,12 @@ impl Level<'_> {
                 .int(k)
                 .int(b as i32);
             let cfg = config(
-                (l.k.div_ceil(tiles), b.div_ceil(FILM_TOKENS), slices),
+                (l.k.div_ceil(tiles), b.div_ceil(frames), slices),
                 tokens_smem,
             );
             // SAFETY: see `go`; shared memory for tiles * min(b, FILM_TOKENS) vectors of C f32,
-            // the entry point's (`tiles` 1 or 2: `film_tiles`).
+            // the entry point's (`tiles` 1 or 2: `film_tiles`; `frames` FILM_TOKENS, or 1 where
+            // b is 1: `film_frames`).
             unsafe { Self::go(a, cfg, name, None)? };
         }
 

@@ -94,9 +94,13 @@ pub struct FastFunctions {
     pub pack_f: CudaFunction,
     pub film_scan: CudaFunction,
     /// FiLM's two linears: `ff_film_fc1` and `ff_film_out` (a block takes one tile index), then
-    /// `ff_film_fc1_x2` and `ff_film_out_x2` (two); `sizing::film_tiles` picks.
+    /// `ff_film_fc1_x2` and `ff_film_out_x2` (two), each block `FILM_TOKENS` frames of its run;
+    /// `sizing::film_tiles` picks. [`FastFunctions::film`] hands them out.
     pub film_fc1: [CudaFunction; FILM_MAX_TILES],
     pub film_out: [CudaFunction; FILM_MAX_TILES],
+    /// `ff_film_fc1_one` and `ff_film_out_one`: one tile index and one frame a block
+    /// (`sizing::film_frames`).
+    pub film_one: [CudaFunction; 2],
     pub refine: CudaFunction,
     pub apply: CudaFunction,
     /// `ff_refine_apply` (sm_90 and later: it launches as thread-block clusters).
@@ -126,6 +130,16 @@ pub struct WgMap {
 }
 
 impl FastFunctions {
+    /// FiLM's two linears, `[fc1, out]`, for blocks of `tiles` tile indices and `frames` frames
+    /// (`sizing::film_tiles`, `sizing::film_frames`; one frame only with one tile).
+    pub fn film(&self, tiles: usize, frames: usize) -> [&CudaFunction; 2] {
+        if frames == 1 && tiles == 1 {
+            [&self.film_one[0], &self.film_one[1]]
+        } else {
+            [&self.film_fc1[tiles - 1], &self.film_out[tiles - 1]]
+        }
+    }
+
     /// The lean refine a level of `channels` channels and `t`-pixel tiles runs, with its entry
     /// point's name: its shape's copy where `program::LEAN_SHAPES` has one, else the general one.
     pub fn lean(&self, channels: usize, t: usize) -> Option<(&CudaFunction, &'static str)> {
@@ -251,6 +265,7 @@ impl DeviceState {
             film_scan: f("ff_film_scan")?,
             film_fc1: [f("ff_film_fc1")?, f("ff_film_fc1_x2")?],
             film_out: [f("ff_film_out")?, f("ff_film_out_x2")?],
+            film_one: [f("ff_film_fc1_one")?, f("ff_film_out_one")?],
             refine: f("ff_refine")?,
             apply: f("ff_apply")?,
             // The source compiles the cluster kernel only for sm_90 and later.

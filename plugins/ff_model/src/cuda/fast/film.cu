@@ -1,6 +1,6 @@
 // cuda/fast/film.cu: FiLM: the bidirectional scan and the two linears (ff_film_scan, ff_film_fc1,
-// ff_film_out and their _x2 entry points). One part of the fast path's program (prelude.cu lists
-// the parts).
+// ff_film_out and their _x2 and _one entry points). One part of the fast path's program
+// (prelude.cu lists the parts).
 // ---------------------------------------------------------------------------------------------
 // FiLM in three launches. One block per tile that recomputed the scan and read all of FiLM's
 // weights spent 16 us per level waiting on those loads (Nsight Compute, H100); slices of the rows
@@ -196,17 +196,20 @@ SCAN_MAP_ENTRY(ff_film_scan_map_f_t8, float, 8)
 #endif
 
 // The vectors of a FiLM linear block: tiles k0 .. k0 + TILES - 1 (fewer at the end of K) of
-// frames b0 .. b0 + frames - 1 (blockIdx.x * TILES, blockIdx.y * FILM_TOKENS, at most
-// FILM_TOKENS frames of the batch's B); vector j is tile k0 + j / frames of frame b0 + j % frames.
-template <int TILES>
+// frames b0 .. b0 + frames - 1 (blockIdx.x * TILES, blockIdx.y * FRAMES, at most FRAMES frames
+// of the batch's B); vector j is tile k0 + j / frames of frame b0 + j % frames. FRAMES is
+// FILM_TOKENS, or 1 for a call of one frame (the _one entry points): the GEMV then carries one
+// vector's sums, not FILM_TOKENS' (H200, thirty-ninth session, call 2: the profile 41.05 ->
+// 39.4 us in process, 43.00 -> 41.37 in apex-host).
+template <int TILES, int FRAMES>
 struct FilmBlock {
-    static constexpr int MAX = TILES * FILM_TOKENS;
+    static constexpr int MAX = TILES * FRAMES;
     int k0, b0, frames, n;
 
     __device__ __forceinline__ FilmBlock(int K, int B) {
         k0 = blockIdx.x * TILES;
-        b0 = blockIdx.y * FILM_TOKENS;
-        frames = min(FILM_TOKENS, B - b0);
+        b0 = blockIdx.y * FRAMES;
+        frames = min(FRAMES, B - b0);
         n = min(TILES, K - k0) * frames;
     }
 
@@ -219,34 +222,35 @@ struct FilmBlock {
 
 // The block's vectors of `src` [B][K][C] into `x` [n][C] of shared memory, with the block
 // synchronised.
-template <int TILES>
+template <int TILES, int FRAMES>
 __device__ __forceinline__ void stage_tokens(const float* __restrict__ src, float* x,
-                                             const FilmBlock<TILES>& fb, int K, int C) {
+                                             const FilmBlock<TILES, FRAMES>& fb, int K, int C) {
     const int n = fb.n * C, bd = blockDim.x;
-    for (int i0 = threadIdx.x; i0 < n; i0 += FILM_TOKENS * bd) {
-        float v[FILM_TOKENS];
+    for (int i0 = threadIdx.x; i0 < n; i0 += FRAMES * bd) {
+        float v[FRAMES];
 #pragma unroll
-        for (int u = 0; u < FILM_TOKENS; ++u) {  // clamped, unconditional loads: all in flight
+        for (int u = 0; u < FRAMES; ++u) {  // clamped, unconditional loads: all in flight
             const int i = min(i0 + u * bd, n - 1), j = i / C;
             v[u] = src[fb.at(j, K) * C + i - j * C];
         }
 #pragma unroll
-        for (int u = 0; u < FILM_TOKENS; ++u)
+        for (int u = 0; u < FRAMES; ++u)
             if (i0 + u * bd < n) x[i0 + u * bd] = v[u];
     }
     __syncthreads();
 }
 
-// ff_film_fc1 (TILES 1) and ff_film_fc1_x2 (2): grid (ceil(K / TILES), ceil(B / FILM_TOKENS),
-// ceil(C / FC1_ROWS)). LayerNorm(C) of the scan's output for the block's vectors (FilmBlock; warp
-// w normalises vectors w, w + WARPS, ... in place), then FC1_ROWS rows of FiLM's first linear
-// (C -> C) and SiLU: hidden[b,k,:]. Shared memory: TILES * min(B, FILM_TOKENS) * C floats.
-template <int TILES>
+// ff_film_fc1 (TILES 1), ff_film_fc1_x2 (2) and ff_film_fc1_one (1, FRAMES 1): grid
+// (ceil(K / TILES), ceil(B / FRAMES), ceil(C / FC1_ROWS)). LayerNorm(C) of the scan's output for
+// the block's vectors (FilmBlock; warp w normalises vectors w, w + WARPS, ... in place), then
+// FC1_ROWS rows of FiLM's first linear (C -> C) and SiLU: hidden[b,k,:]. Shared memory: TILES *
+// min(B, FRAMES) * C floats.
+template <int TILES, int FRAMES>
 __device__ __forceinline__ void film_fc1(const float* __restrict__ scanned,
                                          const float* __restrict__ weights,
                                          float* __restrict__ hidden, int C, int K, int B) {
     extern __shared__ float film_smem[];
-    const FilmBlock<TILES> fb(K, B);
+    const FilmBlock<TILES, FRAMES> fb(K, B);
     const Level l = level_at(weights, C);
     const int split = THREADS / FC1_ROWS;
     GemvSlice g = gemv_begin(l.fc1, C, C, blockIdx.z * FC1_ROWS, split);
@@ -271,16 +275,16 @@ __device__ __forceinline__ void film_fc1(const float* __restrict__ scanned,
     }
 }
 
-// ff_film_out (TILES 1) and ff_film_out_x2 (2): grid (ceil(K / TILES), ceil(B / FILM_TOKENS),
-// ceil(2C / FC2_ROWS)). FC2_ROWS rows of FiLM's second linear (C -> 2C) for the block's vectors
-// (FilmBlock): film[b,k,0..C) = tanh(gamma_raw), film[b,k,C..2C) = beta. Shared memory: as
-// film_fc1's.
-template <int TILES>
+// ff_film_out (TILES 1), ff_film_out_x2 (2) and ff_film_out_one (1, FRAMES 1): grid
+// (ceil(K / TILES), ceil(B / FRAMES), ceil(2C / FC2_ROWS)). FC2_ROWS rows of FiLM's second linear
+// (C -> 2C) for the block's vectors (FilmBlock): film[b,k,0..C) = tanh(gamma_raw),
+// film[b,k,C..2C) = beta. Shared memory: as film_fc1's.
+template <int TILES, int FRAMES>
 __device__ __forceinline__ void film_out(const float* __restrict__ hidden,
                                          const float* __restrict__ weights,
                                          float* __restrict__ film, int C, int K, int B) {
     extern __shared__ float film_smem[];
-    const FilmBlock<TILES> fb(K, B);
+    const FilmBlock<TILES, FRAMES> fb(K, B);
     const Level l = level_at(weights, C);
     const int split = THREADS / FC2_ROWS;
     GemvSlice g = gemv_begin(l.fc2, C, 2 * C, blockIdx.z * FC2_ROWS, split);
@@ -294,15 +298,17 @@ __device__ __forceinline__ void film_out(const float* __restrict__ hidden,
     }
 }
 
-#define FILM_ENTRY(NAME, BODY, TILES, TL_KIND)                                                    \
+#define FILM_ENTRY(NAME, BODY, TILES, FRAMES, TL_KIND)                                            \
     extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                   \
         const float* __restrict__ in, const float* __restrict__ weights, float* __restrict__ out, \
         int C, int K, int B) {                                                                    \
         FF_TL(TL_KIND, out);                                                                      \
         FF_AFTER_PREDECESSOR();                                                                   \
-        BODY<TILES>(in, weights, out, C, K, B);                                                   \
+        BODY<TILES, FRAMES>(in, weights, out, C, K, B);                                           \
     }
-FILM_ENTRY(ff_film_fc1, film_fc1, 1, TL_FC1)
-FILM_ENTRY(ff_film_fc1_x2, film_fc1, 2, TL_FC1)
-FILM_ENTRY(ff_film_out, film_out, 1, TL_OUT)
-FILM_ENTRY(ff_film_out_x2, film_out, 2, TL_OUT)
+FILM_ENTRY(ff_film_fc1, film_fc1, 1, FILM_TOKENS, TL_FC1)
+FILM_ENTRY(ff_film_fc1_x2, film_fc1, 2, FILM_TOKENS, TL_FC1)
+FILM_ENTRY(ff_film_fc1_one, film_fc1, 1, 1, TL_FC1)
+FILM_ENTRY(ff_film_out, film_out, 1, FILM_TOKENS, TL_OUT)
+FILM_ENTRY(ff_film_out_x2, film_out, 2, FILM_TOKENS, TL_OUT)
+FILM_ENTRY(ff_film_out_one, film_out, 1, 1, TL_OUT)

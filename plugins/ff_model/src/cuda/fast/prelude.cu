@@ -11,8 +11,9 @@
 //   ff_pack_*      the selected tiles copied out as f32 [B,K,C,t,t] and their token means
 //   ff_film_scan   the bidirectional scan over the frame's tiles (a warp per channel)
 //   ff_film_fc1    LayerNorm, FiLM's first linear + SiLU per tile (a weight slice for up to
-//                  FILM_TOKENS frames of one tile, or of two: ff_film_fc1_x2)
-//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile (likewise, _x2)
+//                  FILM_TOKENS frames of one tile, or of two: ff_film_fc1_x2; one frame of one
+//                  tile in a call of one frame: ff_film_fc1_one)
+//   ff_film_out    FiLM's second linear: gamma (tanh), beta per tile (likewise, _x2, _one)
 //   ff_refine      modulate, depthwise 3x3, pointwise GEMM (tensor cores) per 32-pixel chunk:
 //                  the pre-norm output [B,K,2C,t*t] (f32) and the chunk's GroupNorm partials
 //   ff_apply       GroupNorm (the tile's partials combined), a*relu(b) + residual, FusionGate,
