@@ -70,4 +70,15 @@ call4() {  # the exact-frames experiment (.device/bin/ff_s38ex: b833ac5 plus
   done
 }
 
+call5() {  # what weights resident in a refine CTA could save (.device/bin/ff_x39f: 12e8535 plus
+  # ff_model_same_frags_standin_experiment_s39.patch; APEX_NVRTC_DEFINES=WG_X_SAME_FRAGS: every warp
+  # reads row tile 0's fragments, outputs wrong, timing only), in process, two rounds
+  for r in 1 2; do
+    vrow ff_x39f 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_x39f 'profile,B=8,B=16' "same frags r$r" "" APEX_NVRTC_DEFINES=WG_X_SAME_FRAGS
+    vrow ff_x39f 'profile,B=8,B=16' "main refines r$r" "--stage refines" X=1
+    vrow ff_x39f 'profile,B=8,B=16' "same frags refines r$r" "--stage refines" APEX_NVRTC_DEFINES=WG_X_SAME_FRAGS
+  done
+}
+
 "$@"
