@@ -38,7 +38,7 @@ use cudarc::driver::{
 
 use super::{
     refine::LevelRefine,
-    sizing::{film_frames, film_smem, film_tiles, select_smem},
+    sizing::{film_smem, film_tiles, select_smem},
     state::{DeviceState, FastFunctions, FrameSet, LevelState, WgMap},
     streams::Frames,
 };
@@ -356,9 +356,9 @@ impl Level<'_> {
         }
         // The two linears: one block per (`tiles` tiles, `frames` frames of the run, slice of
         // rows), the block's vectors in shared memory.
-        let (tiles, frames) = (self.film_tiles, film_frames(b));
+        let tiles = self.film_tiles;
         let tokens_smem = film_smem(c as usize, tiles, b);
-        let [fc1, out] = fast.film(tiles, frames);
+        let ([fc1, out], frames) = fast.film(tiles, b);
         for (function, input, output, width, slices, name) in [
             (
                 fc1,

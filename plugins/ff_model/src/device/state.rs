@@ -21,7 +21,7 @@ use super::{
     eager::EagerState,
     layout::level_words,
     refine::{LevelRefine, Refine, Residency, fits_cluster},
-    sizing::{FILM_MAX_TILES, check_shape, lean_smem, refine_smem},
+    sizing::{FILM_MAX_TILES, check_shape, film_frames, lean_smem, refine_smem},
     streams::{Runs, runs, split_batch},
 };
 use crate::{
@@ -130,13 +130,19 @@ pub struct WgMap {
 }
 
 impl FastFunctions {
-    /// FiLM's two linears, `[fc1, out]`, for blocks of `tiles` tile indices and `frames` frames
-    /// (`sizing::film_tiles`, `sizing::film_frames`; one frame only with one tile).
-    pub fn film(&self, tiles: usize, frames: usize) -> [&CudaFunction; 2] {
+    /// FiLM's two linears, `[fc1, out]`, for blocks of `tiles` tile indices (`sizing::film_tiles`)
+    /// in a run of `run_frames` frames, with the frames a block of them takes (the grid's
+    /// `y` divides the run by it): one for the `_one` entry points (`sizing::film_frames`, one
+    /// tile only), else `FILM_TOKENS`.
+    pub fn film(&self, tiles: usize, run_frames: usize) -> ([&CudaFunction; 2], usize) {
+        let frames = film_frames(run_frames);
         if frames == 1 && tiles == 1 {
-            [&self.film_one[0], &self.film_one[1]]
+            ([&self.film_one[0], &self.film_one[1]], 1)
         } else {
-            [&self.film_fc1[tiles - 1], &self.film_out[tiles - 1]]
+            (
+                [&self.film_fc1[tiles - 1], &self.film_out[tiles - 1]],
+                program::FILM_TOKENS,
+            )
         }
     }
 
