@@ -81,4 +81,17 @@ call5() {  # what weights resident in a refine CTA could save (.device/bin/ff_x3
   done
 }
 
+next1() {  # prepared for the next session, not run (this session's device time was spent): the
+  # wgmma refine's phase clocks (WG_TRACE) on the landed build, for both tile sizes, at B=8 and at
+  # the profile, the frame and the refine blocks alone: where a t = 8 CTA's ~10 us go (call 3) and
+  # how co-resident t = 16 CTAs share their SM. .device/bin/ff_s38one is the landed kernels. ~2 min.
+  source <(sed -n '/^trace_summary()/,/^}/p' benches/results/device_scripts_2026-11-28_s29.sh)
+  for s in frame refines; do
+    local stage=""; [ $s = refines ] && stage="--stage refines"
+    APEX_NVRTC_DEFINES="WG_TRACE WG_TRACE_FROM=30000" $B/ff_s38one --bench-only --only B=8 --refine auto --precision fp16 $stage > /tmp/trace_b8_$s.log 2>&1
+    APEX_NVRTC_DEFINES="WG_TRACE WG_TRACE_FROM=3000" $B/ff_s38one --bench-only --only profile --refine auto --precision fp16 $stage > /tmp/trace_b1_$s.log 2>&1
+    for b in b8 b1; do echo "== trace $b $s"; trace_summary /tmp/trace_${b}_$s.log; done | tee -a $OUT/sweep.txt
+  done
+}
+
 "$@"
