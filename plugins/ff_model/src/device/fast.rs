@@ -389,8 +389,8 @@ impl Level<'_> {
                 tokens_smem,
             );
             // SAFETY: see `go`; shared memory for tiles * min(b, FILM_TOKENS) vectors of C f32,
-            // the entry point's (`tiles` 1 or 2: `film_tiles`; `frames` FILM_TOKENS, or 1 where
-            // b is 1: `film_frames`).
+            // the entry point's (`tiles` 1 or 2: `film_tiles`; `frames` FILM_TOKENS, or 1 for one
+            // tile of a one-frame run: `film_frames`).
             unsafe { Self::go(a, cfg, name, None)? };
         }
 

@@ -37,9 +37,10 @@ pub fn film_tiles(runs: usize) -> usize {
     if runs > 1 { FILM_MAX_TILES } else { 1 }
 }
 
-/// Frames of its run each FiLM linear block takes in a run of `run_frames` frames: one where the
-/// run is one frame (the `_one` entry points, whose GEMV carries one vector's sums a tile), else
-/// up to `program::FILM_TOKENS`, the run's frames sharing the block's weight slice.
+/// Frames of its run each FiLM linear block of `tiles` tile indices ([`film_tiles`]) takes in a
+/// run of `run_frames` frames: one where the block has one tile and the run one frame (the `_one`
+/// entry points, whose GEMV carries one vector's sums), else up to `program::FILM_TOKENS`, the
+/// run's frames sharing the block's weight slice. The launch's grid divides the run by it.
 ///
 /// H200, thirty-ninth session, call 2 of `benches/results/device_scripts_2026-11-29_s39.sh`,
 /// against the build before it, two rounds: in process the profile 41.05 -> 39.37-39.41 us, B=8
@@ -47,8 +48,8 @@ pub fn film_tiles(runs: usize) -> usize {
 /// 49.94 -> 48.11-48.12, fp32 57.25 -> 55.80-55.86, tiles 32/16 108.0 -> 106.2, B=8 107.1-107.4
 /// both. Every block at one frame (thirty-eighth session, call 6, a compile-time switch) cost
 /// B=8 3.6 us and B=16 3.5, so runs of more frames keep `FILM_TOKENS`.
-pub fn film_frames(run_frames: usize) -> usize {
-    if run_frames == 1 {
+pub fn film_frames(tiles: usize, run_frames: usize) -> usize {
+    if tiles == 1 && run_frames == 1 {
         1
     } else {
         program::FILM_TOKENS
@@ -166,9 +167,9 @@ mod tests {
 
     #[test]
     fn film_blocks_take_one_frame_only_in_a_run_of_one() {
-        assert_eq!(film_frames(1), 1);
+        assert_eq!(film_frames(1, 1), 1);
         for frames in 2..=8 {
-            assert_eq!(film_frames(frames), program::FILM_TOKENS);
+            assert_eq!(film_frames(1, frames), program::FILM_TOKENS);
         }
         // A block of one frame asks shared memory for one vector a tile.
         assert_eq!(film_smem(128, 1, 1), 4 * 128);

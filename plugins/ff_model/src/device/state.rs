@@ -131,19 +131,16 @@ pub struct WgMap {
 
 impl FastFunctions {
     /// FiLM's two linears, `[fc1, out]`, for blocks of `tiles` tile indices (`sizing::film_tiles`)
-    /// in a run of `run_frames` frames, with the frames a block of them takes (the grid's
-    /// `y` divides the run by it): one for the `_one` entry points (`sizing::film_frames`, one
-    /// tile only), else `FILM_TOKENS`.
+    /// in a run of `run_frames` frames, with the frames a block of them takes
+    /// (`sizing::film_frames`: one for the `_one` entry points).
     pub fn film(&self, tiles: usize, run_frames: usize) -> ([&CudaFunction; 2], usize) {
-        let frames = film_frames(run_frames);
-        if frames == 1 && tiles == 1 {
-            ([&self.film_one[0], &self.film_one[1]], 1)
+        let frames = film_frames(tiles, run_frames);
+        let functions = if frames == 1 {
+            [&self.film_one[0], &self.film_one[1]]
         } else {
-            (
-                [&self.film_fc1[tiles - 1], &self.film_out[tiles - 1]],
-                program::FILM_TOKENS,
-            )
-        }
+            [&self.film_fc1[tiles - 1], &self.film_out[tiles - 1]]
+        };
+        (functions, frames)
     }
 
     /// The lean refine a level of `channels` channels and `t`-pixel tiles runs, with its entry
