@@ -7,7 +7,9 @@
 # benches/results/ff_model_wg_early_rows_s40.patch; APEX_NVRTC_DEFINES="WG_EARLY_ROWS=false"
 # loads them after the wait again); .device/bin/ff_p40: e363b44 plus the two-tile L0 refine
 # (benches/results/ff_model_wgp_two_tiles_experiment_s40.patch; APEX_FF_X_WGP=N: runs of N
-# frames or more run ff_refine_wgp_map_s_c128_t16).
+# frames or more run ff_refine_wgp_map_s_c128_t16); .device/bin/ff_w40: e363b44 plus the
+# warp-specialised L0 refine (benches/results/ff_model_ws_refine_experiment_s40.patch;
+# APEX_FF_X_WS=N: L0's t = 16 map refine runs ff_refine_ws_map_s_c128_t16, N tiles a cluster).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
 source <(sed -n '/^host_with()/,/^}/p;/^self_check()/,/^}/p' benches/results/device_scripts_2026-11-29_s36.sh)
@@ -68,6 +70,32 @@ call3() {  # the two-tile L0 refine (weights in shared memory, the next tile's o
     vrow ff_s38one 'profile,B=3,B=8,B=16' "main r$r" "--stage refines" X=1
     vrow ff_p40 'profile,B=3,B=8,B=16' "wgp>=2 r$r" "--stage refines" APEX_FF_X_WGP=2
   done
+}
+
+call4() {  # the warp-specialised persistent L0 refine (one CTA a SM of four warpgroups: two build
+  # the next tiles' operands into two stages while two run the GEMM, exchange and finish): its
+  # checks, then in process against main, tiles a cluster 2 / 3 / 4 / 7, two rounds
+  self_check check_ws3 "ws 3 tiles" APEX_FF_X_WS=3 $B/ff_w40 --only 'B=8,B=16,B=4 256x256,B=4 K=64/160' --precision fp16 --refine auto
+  grep -E "^FAIL" -A4 $OUT/check_ws3.log | head -20 | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    vrow ff_s38one 'profile,B=8,B=16' "main r$r" "" X=1
+    for n in 2 3 4 7; do vrow ff_w40 'profile,B=8,B=16' "ws$n r$r" "" APEX_FF_X_WS=$n; done
+    vrow ff_s38one 'profile,B=8,B=16' "main r$r" "--stage refines" X=1
+    for n in 3 4; do vrow ff_w40 'profile,B=8,B=16' "ws$n r$r" "--stage refines" APEX_FF_X_WS=$n; done
+  done
+}
+
+call5() {  # where the warp-specialised refine's time goes: Nsight Compute's full set on one B=8
+  # launch of it (four tiles a cluster), as call 1 for the landed refine
+  local k=ws_map_s_c128_t16
+  APEX_FF_X_WS=4 timeout 200 ncu --set full --import-source no --cache-control none --clock-control none \
+    --kernel-name ff_refine_$k --launch-skip 10 --launch-count 1 -o /tmp/rep_$k \
+    $B/ff_w40 --bench-only --only B=8 --refine auto --precision fp16 > /tmp/ncu_$k.log 2>&1
+  echo "== $k rc=$?" | tee -a $OUT/sweep.txt
+  ncu --import /tmp/rep_$k.ncu-rep --page details > $OUT/ncu_details_$k.txt 2>&1
+  ncu --import /tmp/rep_$k.ncu-rep --page source --csv --print-source sass > $OUT/ncu_sass_$k.csv 2>&1
+  grep -E "Duration|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per|Grid Size" \
+    $OUT/ncu_details_$k.txt | tee -a $OUT/sweep.txt
 }
 
 "$@"
