@@ -9,7 +9,10 @@
 # (benches/results/ff_model_wgp_two_tiles_experiment_s40.patch; APEX_FF_X_WGP=N: runs of N
 # frames or more run ff_refine_wgp_map_s_c128_t16); .device/bin/ff_w40: e363b44 plus the
 # warp-specialised L0 refine (benches/results/ff_model_ws_refine_experiment_s40.patch;
-# APEX_FF_X_WS=N: L0's t = 16 map refine runs ff_refine_ws_map_s_c128_t16, N tiles a cluster).
+# APEX_FF_X_WS=N: L0's t = 16 map refine runs ff_refine_ws_map_s_c128_t16, N tiles a cluster);
+# .device/bin/ff_r40: the wgmma refine's phases as functions (wg_build, wg_acc_bias,
+# wg_finish_chunk), the commit after fc56a9f (NVRTC's PTX the same but for where three
+# instructions a kernel sit).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
 source <(sed -n '/^host_with()/,/^}/p;/^self_check()/,/^}/p' benches/results/device_scripts_2026-11-29_s36.sh)
@@ -96,6 +99,19 @@ call5() {  # where the warp-specialised refine's time goes: Nsight Compute's ful
   ncu --import /tmp/rep_$k.ncu-rep --page source --csv --print-source sass > $OUT/ncu_sass_$k.csv 2>&1
   grep -E "Duration|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per|Grid Size" \
     $OUT/ncu_details_$k.txt | tee -a $OUT/sweep.txt
+}
+
+call6() {  # the wgmma refine with its phases as functions: its checks (every shape that runs a
+  # wgmma refine, fp16), then in process against main, two rounds, the frame and the refine
+  # blocks alone
+  self_check check_r40 "phases as functions" X=1 $B/ff_r40 --only 'profile,B=3,B=8,B=16,256x256,K=64/160,B=4 256x256,B=4 K=64/160,no split' --precision fp16 --refine auto
+  grep -E "^FAIL" -A4 $OUT/check_r40.log | head -20 | tee -a $OUT/sweep.txt
+  for r in 1 2; do
+    vrow ff_s38one 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_r40 'profile,B=8,B=16' "functions r$r" "" X=1
+    vrow ff_s38one 'profile,B=8,B=16' "main r$r" "--stage refines" X=1
+    vrow ff_r40 'profile,B=8,B=16' "functions r$r" "--stage refines" X=1
+  done
 }
 
 "$@"

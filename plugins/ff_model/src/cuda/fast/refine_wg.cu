@@ -26,6 +26,9 @@
 //      chunk's mean), pushed to the cluster's CTAs (Exchange; an 8-pixel tile is one CTA and
 //      takes its own), and the finish straight from the accumulators (no stash), each thread
 //      storing pixel pairs at offsets fixed but for W (wg_finish: one copy per level kind).
+// Steps 1 and 3 and the accumulators' start are functions of their own (wg_build,
+// wg_finish_chunk, wg_acc_bias), so that other arrangements of a CTA's work reuse them (the
+// fortieth session's two-tile and warp-specialised experiments, benches/results/).
 // The operand in shared memory is K-major without swizzle: 8x8 core matrices of 16-bit elements
 // (128 contiguous bytes), k-adjacent ones WG_LBO = 144 bytes apart (with a thread a channel, a
 // warp's stores of one pixel for 32 channels then fell in distinct banks), 8-pixel groups WG_SBO
@@ -161,57 +164,14 @@ __device__ __forceinline__ void wg_finish(const float* acc_a, const float* acc_b
     }
 }
 
-template <int TT, typename SRC, bool MAP>
-__device__ __forceinline__ void refine_apply_wg(
-    const SRC* __restrict__ src, const float* __restrict__ film,
-    const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
-    const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
-    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int H, int W, int gw,
-    int K) {
-    constexpr int C = WG_C, T = TT, P = T * T, CHUNKS = P / WG_PIX;
-    static_assert(THREADS == 2 * C && P % WG_PIX == 0 && T % 4 == 0, "refine_wg's shape");
-    extern __shared__ __align__(128) unsigned short wg_smem[];
-    unsigned short* bhi = wg_smem;
-    unsigned short* blo = bhi + WG_B_BYTES / 2;
-    float* base = reinterpret_cast<float*>(blo + WG_B_BYTES / 2);
-    __shared__ float part[WARPS][3];
-    __shared__ float published[2];
-    __shared__ __align__(8) float recv[2 * MAX_CLUSTER];
-    __shared__ unsigned long long recv_bar;
-    __shared__ double partial[2 * MAX_CLUSTER];
-    __shared__ float stat[2];
-    __shared__ __align__(16) float pixel_alpha[WG_PIX];
-    __shared__ float norm_w[2 * C], norm_b[2 * C], gamma_beta[2 * C];
-#ifdef WG_TRACE
-    __shared__ long long wg_ts[10];
-    unsigned long long g_start = 0;
-    if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_start));
-#endif
-    WG_TS(0)
-    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z;
-    const int p0 = chunk * WG_PIX;
-    const Level l = level_at(weights, C);
-    const long long tk = (long long)b * K + k;
-    const float* fk = film + tk * 2 * C;
-    // The tile's channel planes: its packed f32 copy, or (MAP: the pack-free levels) the
-    // level's source map at the tile's origin (L0 the input, L1 l0map).
-    const SRC* tile;
-    long long cstride, rstride;
-    if constexpr (MAP) {
-        const int id = ids[tk];
-        tile = src + (long long)b * C * H * W + (long long)(id / gw) * T * W + (id % gw) * T;
-        cstride = (long long)H * W;
-        rstride = W;
-    } else {
-        tile = src + tk * C * P;
-        cstride = P;
-        rstride = T;
-    }
-    stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);
-    const Exchange x{recv, &recv_bar};
-    if (CHUNKS > 1) exchange_begin(x, CHUNKS);
-    WG_TS(1)
-
+// The chunk's operand (hi and lo parts, K-major core matrices) and its raw centre rows (`base`)
+// from the tile's channel planes (`cstride` apart, rows `rstride` apart) and the tile's FiLM
+// vector `fk`.
+template <int T, typename SRC>
+__device__ __forceinline__ void wg_build(const SRC* tile, long long cstride, long long rstride,
+                                         const float* fk, const Level& l, int p0,
+                                         unsigned short* bhi, unsigned short* blo, float* base) {
+    constexpr int C = WG_C;
     // The operand: a unit is one channel's column quad (four pixels) over the chunk's ROWS rows,
     // QR = T/4 units a channel on consecutive lanes, so that a warp's loads of a row read whole
     // 64-byte (t = 16) or 32-byte (t = 8) segments; a unit loads its quad of the rows y0 - 1 ..
@@ -303,8 +263,112 @@ __device__ __forceinline__ void refine_apply_wg(
             }
         }
     }
-    WG_TS(2)
+}
+
+// The chunk's finish from its accumulators (the thread's rows ra, ra + 8 of "a" and "b", pixel
+// pairs 8j + 2q), the tile's GroupNorm statistics (`mean`, `inv`) and FiLM vector: heavy (L1
+// with detail; L0 at a tile ff_select split, its f32 result in l0map instead).
+template <int T>
+__device__ __forceinline__ void wg_finish_chunk(const float* acc_a, const float* acc_b,
+                                                const float* base, const float* pixel_alpha,
+                                                const float* norm_w, const float* norm_b,
+                                                const float* gamma_beta, float mean, float inv,
+                                                int id, int b, int p0, int H, int W, int gw,
+                                                S* heavy, S* detail, float* l0map) {
+    constexpr int C = WG_C;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane & 3;
+    const int ra = 64 * (warp >> 2) + 16 * (warp & 3) + (lane >> 2);
+    // The thread's pixel pairs: n = 8j + 2q sits (8j / T) rows and (8j % T) + 2q columns past
+    // the chunk's first pixel, whose offset in a plane is the tile's origin plus p0's row.
+    const long long org = (long long)((id / gw) * T + p0 / T) * W + (id % gw) * T + 2 * q;
+    FoldedPair f[2];
+    long long at0[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int c = ra + 8 * half;
+        f[half] = fold_pair(mean, inv, norm_w[c], norm_b[c], norm_w[C + c], norm_b[C + c],
+                            gamma_beta[c], gamma_beta[C + c]);
+        at0[half] = ((long long)b * C + c) * H * W + org;
+    }
+    if (detail)
+        wg_finish<T, true, false>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail, l0map,
+                                  W, ra, q);
+    else if (l0map)
+        wg_finish<T, false, true>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail, l0map,
+                                  W, ra, q);
+    else
+        wg_finish<T, false, false>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
+                                   l0map, W, ra, q);
+}
+
+// The accumulators' start: the pointwise bias of the thread's rows ra, ra + 8 ("a") and C + ra,
+// C + ra + 8 ("b") at every pixel.
+__device__ __forceinline__ void wg_acc_bias(const Level& l, int ra, float* acc_a, float* acc_b) {
+    constexpr int C = WG_C;
+    const float a0 = l.pw_b[ra], a1 = l.pw_b[ra + 8], b0 = l.pw_b[C + ra], b1 = l.pw_b[C + ra + 8];
+#pragma unroll
+    for (int j = 0; j < WG_PIX / 8; ++j) {
+        acc_a[4 * j] = acc_a[4 * j + 1] = a0;
+        acc_a[4 * j + 2] = acc_a[4 * j + 3] = a1;
+        acc_b[4 * j] = acc_b[4 * j + 1] = b0;
+        acc_b[4 * j + 2] = acc_b[4 * j + 3] = b1;
+    }
+}
+
+template <int TT, typename SRC, bool MAP>
+__device__ __forceinline__ void refine_apply_wg(
+    const SRC* __restrict__ src, const float* __restrict__ film,
+    const float* __restrict__ weights, const int* __restrict__ ids, const S* __restrict__ boundary,
+    const S* __restrict__ uncertainty, S* __restrict__ heavy, S* __restrict__ detail,
+    float* __restrict__ l0map, const unsigned char* __restrict__ cover, int H, int W, int gw,
+    int K) {
+    constexpr int C = WG_C, T = TT, P = T * T, CHUNKS = P / WG_PIX;
+    static_assert(THREADS == 2 * C && P % WG_PIX == 0 && T % 4 == 0, "refine_wg's shape");
+    extern __shared__ __align__(128) unsigned short wg_smem[];
+    unsigned short* bhi = wg_smem;
+    unsigned short* blo = bhi + WG_B_BYTES / 2;
+    float* base = reinterpret_cast<float*>(blo + WG_B_BYTES / 2);
+    __shared__ float part[WARPS][3];
+    __shared__ float published[2];
+    __shared__ __align__(8) float recv[2 * MAX_CLUSTER];
+    __shared__ unsigned long long recv_bar;
+    __shared__ double partial[2 * MAX_CLUSTER];
+    __shared__ float stat[2];
+    __shared__ __align__(16) float pixel_alpha[WG_PIX];
+    __shared__ float norm_w[2 * C], norm_b[2 * C], gamma_beta[2 * C];
+#ifdef WG_TRACE
+    __shared__ long long wg_ts[10];
+    unsigned long long g_start = 0;
+    if (threadIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_start));
+#endif
+    WG_TS(0)
+    const int chunk = blockIdx.x, k = blockIdx.y, b = blockIdx.z;
+    const int p0 = chunk * WG_PIX;
+    const Level l = level_at(weights, C);
+    const long long tk = (long long)b * K + k;
+    const float* fk = film + tk * 2 * C;
+    // The tile's channel planes: its packed f32 copy, or (MAP: the pack-free levels) the
+    // level's source map at the tile's origin (L0 the input, L1 l0map).
+    const SRC* tile;
+    long long cstride, rstride;
+    if constexpr (MAP) {
+        const int id = ids[tk];
+        tile = src + (long long)b * C * H * W + (long long)(id / gw) * T * W + (id % gw) * T;
+        cstride = (long long)H * W;
+        rstride = W;
+    } else {
+        tile = src + tk * C * P;
+        cstride = P;
+        rstride = T;
+    }
+    stage_norm_film(l, fk, C, norm_w, norm_b, gamma_beta);
+    const Exchange x{recv, &recv_bar};
+    if (CHUNKS > 1) exchange_begin(x, CHUNKS);
+    WG_TS(1)
+
+    wg_build<T>(tile, cstride, rstride, fk, l, p0, bhi, blo, base);
+    WG_TS(2)
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     // The warp's weight fragments (fragment order: row tile, k step, lane): its "a" row tile
     // 4 * warpgroup + warp % 4 and the "b" one C/16 further, two k steps in registers, the first
     // loaded before the barrier.
@@ -321,15 +385,7 @@ __device__ __forceinline__ void refine_apply_wg(
     const int ra = 64 * (warp >> 2) + 16 * (warp & 3) + (lane >> 2);  // rows ra and ra + 8
     float acc_a[WG_PIX / 2], acc_b[WG_PIX / 2];
     {
-        const float a0 = l.pw_b[ra], a1 = l.pw_b[ra + 8], b0 = l.pw_b[C + ra],
-                    b1 = l.pw_b[C + ra + 8];
-#pragma unroll
-        for (int j = 0; j < WG_PIX / 8; ++j) {
-            acc_a[4 * j] = acc_a[4 * j + 1] = a0;
-            acc_a[4 * j + 2] = acc_a[4 * j + 3] = a1;
-            acc_b[4 * j] = acc_b[4 * j + 1] = b0;
-            acc_b[4 * j + 2] = acc_b[4 * j + 3] = b1;
-        }
+        wg_acc_bias(l, ra, acc_a, acc_b);
         const unsigned hs = (unsigned)__cvta_generic_to_shared(bhi);
         const unsigned ls = (unsigned)__cvta_generic_to_shared(blo);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -376,32 +432,8 @@ __device__ __forceinline__ void refine_apply_wg(
     WG_TS(7)
     if (l0map && !keeps_l0(cover, b, ids[tk], H, T, gw)) l0map = nullptr;
 
-    const float mean = stat[0], inv = stat[1];
-    {
-        // The thread's pixel pairs: n = 8j + 2q sits (8j / T) rows and (8j % T) + 2q columns past
-        // the chunk's first pixel, whose offset in a plane is the tile's origin plus p0's row.
-        const int id = ids[tk];
-        const long long org =
-            (long long)((id / gw) * T + p0 / T) * W + (id % gw) * T + 2 * q;
-        FoldedPair f[2];
-        long long at0[2];
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int c = ra + 8 * half;
-            f[half] = fold_pair(mean, inv, norm_w[c], norm_b[c], norm_w[C + c], norm_b[C + c],
-                                gamma_beta[c], gamma_beta[C + c]);
-            at0[half] = ((long long)b * C + c) * H * W + org;
-        }
-        if (detail)
-            wg_finish<T, true, false>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
-                                      l0map, W, ra, q);
-        else if (l0map)
-            wg_finish<T, false, true>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
-                                      l0map, W, ra, q);
-        else
-            wg_finish<T, false, false>(acc_a, acc_b, base, pixel_alpha, f, at0, heavy, detail,
-                                       l0map, W, ra, q);
-    }
+    wg_finish_chunk<T>(acc_a, acc_b, base, pixel_alpha, norm_w, norm_b, gamma_beta, stat[0],
+                       stat[1], ids[tk], b, p0, H, W, gw, heavy, detail, l0map);
 #ifdef WG_TRACE
     WG_TS(8)
     if (threadIdx.x == 0) {
