@@ -357,8 +357,8 @@ impl Level<'_> {
         // The two linears: one block per (`tiles` tiles, `frames` frames of the run, slice of
         // rows), the block's vectors in shared memory.
         let tiles = self.film_tiles;
-        let tokens_smem = film_smem(c as usize, tiles, b);
         let ([fc1, out], frames) = fast.film(tiles, b);
+        let tokens_smem = film_smem(c as usize, tiles, b.min(frames));
         for (function, input, output, width, slices, name) in [
             (
                 fc1,
@@ -388,8 +388,8 @@ impl Level<'_> {
                 (l.k.div_ceil(tiles), b.div_ceil(frames), slices),
                 tokens_smem,
             );
-            // SAFETY: see `go`; shared memory for tiles * min(b, FILM_TOKENS) vectors of C f32,
-            // the entry point's (`tiles` 1 or 2: `film_tiles`; `frames` FILM_TOKENS, or 1 for one
+            // SAFETY: see `go`; shared memory for tiles * min(b, frames) vectors of C f32, the
+            // entry point's (`tiles` 1 or 2: `film_tiles`; `frames` FILM_TOKENS, or 1 for one
             // tile of a one-frame run: `film_frames`).
             unsafe { Self::go(a, cfg, name, None)? };
         }
