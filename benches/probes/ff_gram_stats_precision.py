@@ -18,7 +18,8 @@ against f64 on random tiles of the profile's shape (C = 128, a 16 x 16 tile) wit
 model's weights (PyTorch's default init) and operands of several scales and offsets. Forty-first
 session: the worst relative error of sigma over 200 tiles is 2.6e-5 (3.5e-5 over 500 with
 --seed 3), of the mean 2.5e-6 sigmas: far inside fp16's rtol of 1e-2. Nothing here times
-anything, and no kernel takes this route yet.
+anything. The same session's timing stand-in of a kernel on this route (three CTAs a SM,
+benches/results/ff_model_wg3_standin_experiment_s41.patch) lost at B=8, so no kernel takes it.
 
     python3 benches/probes/ff_gram_stats_precision.py [--tiles N] [--seed S]
 """

@@ -12,6 +12,12 @@
 # .device/bin/ff_s41c: the same plus APEX_FF_X_CE_BASE=1: heavy = dense and detail = 0 by the copy
 # engines (cuMemcpyDtoDAsync per run before its L0 refine, cuMemsetD8Async before the L1
 # refines) on the background stream, ff_base only gating (alpha).
+# .device/bin/ff_s41m: 0c8208f plus two switches (ff_model_wg3_standin_experiment_s41.patch):
+# APEX_FF_X_SCAN_CH_L1=N with APEX_NVRTC_DEFINES="SCAN_MAP_CHANNELS_L1=N": L1's map scan N
+# channels a block (L0 keeps 4); APEX_FF_X_WG3=1 with APEX_NVRTC_DEFINES="WG3 WG3_SINGLE": L0's
+# t = 16 map refine as ff_refine_wg3_map_s_c128_t16, a timing stand-in (outputs wrong) of three
+# CTAs a SM (77 registers, fp16 centre rows, a Gram-statistics GEMM stood in by the weights,
+# the pointwise GEMM in two 32-pixel halves finished at once).
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p;/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
 source <(sed -n '/^host_with()/,/^}/p;/^self_check()/,/^}/p' benches/results/device_scripts_2026-11-29_s36.sh)
@@ -74,5 +80,29 @@ call3() {  # call 2: split-first with priorities 105.2-105.6 against main's 103.
 }
 # call3's first run (its log kept as call 3a): every multi-frame case failed (CUDA_ERROR_INVALID_VALUE): a
 # run's copy took problem.map_len() (the whole batch's elements) as a frame's; fixed, run again.
+
+call4() {  # B=8-only SM work: L1's map scan in fewer, fuller blocks (checks, in process two rounds);
+  # three refine chains a SM (the WG3 stand-in: frame and refine blocks alone, two rounds; one
+  # timeline)
+  self_check check_ch8 "L1 scan 8 channels" APEX_FF_X_SCAN_CH_L1=8 APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=8 $B/ff_s41m --only 'B=8,B=16,B=4 K=64/160' --precision fp16 --refine auto
+  for r in 1 2; do
+    vrow ff_r40 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_s41m 'profile,B=8,B=16' "l1 scan ch8 r$r" "" APEX_FF_X_SCAN_CH_L1=8 APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=8
+    vrow ff_s41m 'profile,B=8,B=16' "l1 scan ch2 r$r" "" APEX_FF_X_SCAN_CH_L1=2 APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=2
+    vrow ff_s41m 'profile,B=8,B=16' "wg3 r$r" "" APEX_FF_X_WG3=1 "APEX_NVRTC_DEFINES=WG3 WG3_SINGLE"
+    vrow ff_r40 'profile,B=8,B=16' "main r$r" "--stage refines" X=1
+    vrow ff_s41m 'profile,B=8,B=16' "wg3 r$r" "--stage refines" APEX_FF_X_WG3=1 "APEX_NVRTC_DEFINES=WG3 WG3_SINGLE"
+  done
+  timeline wg3 ff_s41m B=8 APEX_FF_X_WG3=1 "APEX_NVRTC_DEFINES=FF_TIMELINE FF_TIMELINE_CALL=300 WG3 WG3_SINGLE"; cp /tmp/tl.log $OUT/tl_wg3.log
+}
+
+call5() {  # call 4's control: the same build with no switch (its kernels are main's), in process two rounds
+  for r in 1 2; do
+    vrow ff_r40 'profile,B=8' "main r$r" "" X=1
+    vrow ff_s41m 'profile,B=8' "s41m plain r$r" "" X=1
+    vrow ff_s41m 'profile,B=8' "l1 scan ch8 r$r" "" APEX_FF_X_SCAN_CH_L1=8 APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=8
+    vrow ff_s41m 'profile,B=8' "l1 scan ch4 define r$r" "" APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=4
+  done
+}
 
 "$@"
