@@ -18,6 +18,10 @@
 # t = 16 map refine as ff_refine_wg3_map_s_c128_t16, a timing stand-in (outputs wrong) of three
 # CTAs a SM (77 registers, fp16 centre rows, a Gram-statistics GEMM stood in by the weights,
 # the pointwise GEMM in two 32-pixel halves finished at once).
+# .device/bin/ff_s41t: 0c8208f plus APEX_FF_X_L1_AS_T16=1 (ff_model_l1_as_t16_standin_experiment_s41.patch): a
+# timing stand-in (outputs wrong) of L1's refine over its split parents' 16x16 areas, the four
+# 8x8 children as one t = 16 map refine (f32 source, heavy and detail; clusters of four, two CTAs
+# a SM, 16-pixel rows) in place of 32 one-CTA-a-SM t = 8 refines a frame.
 source benches/results/device_lib.sh
 source <(sed -n '/^vrow()/,/^}/p;/^timeline()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
 source <(sed -n '/^host_with()/,/^}/p;/^self_check()/,/^}/p' benches/results/device_scripts_2026-11-29_s36.sh)
@@ -103,6 +107,17 @@ call5() {  # call 4's control: the same build with no switch (its kernels are ma
     vrow ff_s41m 'profile,B=8' "l1 scan ch8 r$r" "" APEX_FF_X_SCAN_CH_L1=8 APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=8
     vrow ff_s41m 'profile,B=8' "l1 scan ch4 define r$r" "" APEX_NVRTC_DEFINES=SCAN_MAP_CHANNELS_L1=4
   done
+}
+
+call6() {  # L1 as its parents' 16x16 areas (the stand-in): in process two rounds, the frame and the
+  # refine blocks alone; one timeline
+  for r in 1 2; do
+    vrow ff_r40 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_s41t 'profile,B=8,B=16' "l1 as t16 r$r" "" APEX_FF_X_L1_AS_T16=1
+    vrow ff_r40 'profile,B=8,B=16' "main r$r" "--stage refines" X=1
+    vrow ff_s41t 'profile,B=8,B=16' "l1 as t16 r$r" "--stage refines" APEX_FF_X_L1_AS_T16=1
+  done
+  timeline l1t16 ff_s41t B=8 APEX_FF_X_L1_AS_T16=1; cp /tmp/tl.log $OUT/tl_l1t16.log
 }
 
 "$@"
