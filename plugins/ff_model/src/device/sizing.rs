@@ -64,8 +64,9 @@ pub const FILM_MAX_TILES: usize = 2;
 /// opting in (the host does not opt those kernels in).
 const FILM_SMEM: usize = 48 * 1024;
 
-/// A FiLM linear block's dynamic shared memory for a run of `frames` frames, `tiles` tiles a
-/// block: its vectors, `c` f32 each.
+/// A FiLM linear block's dynamic shared memory: the vectors of its `tiles` tiles and `frames`
+/// frames (at most `program::FILM_TOKENS`; the launch passes the run's frames capped at the
+/// block's, `film_frames`), `c` f32 each.
 pub fn film_smem(c: usize, tiles: usize, frames: usize) -> usize {
     4 * tiles * frames.clamp(1, program::FILM_TOKENS) * c
 }
