@@ -157,18 +157,20 @@ pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> E
         let mut notes = if runs.len() == 1 {
             format!(
                 "Template emitted by `apex-host baseline emit` from the `{}` run of {}: values are that run's \
-                 measurements, tolerances the defaults per kind of metric (docs/protocol.md). Tighten them by \
-                 hand for the target machine.",
-                run.suite, run.timestamp_utc
+                 measurements, {}. Tighten them by hand for the target machine.",
+                run.suite,
+                run.timestamp_utc,
+                tolerance_source(opts)
             )
         } else {
             format!(
                 "Emitted by `apex-host baseline emit` from {} runs of `{}` (the first of {}): values are the \
-                 median across runs; each ratio is widened so the allowed maximum is (1 + ratio) times the \
-                 slowest run (docs/protocol.md).",
+                 median across runs, {}; each ratio is widened so the allowed maximum is (1 + ratio) times \
+                 the slowest run (docs/protocol.md).",
                 runs.len(),
                 run.suite,
-                run.timestamp_utc
+                run.timestamp_utc,
+                tolerance_source(opts)
             )
         };
         if !widened.is_empty() {
@@ -191,6 +193,25 @@ pub fn emit_template_from_runs(runs: &[RunSummary], opts: &TemplateOptions) -> E
     }
 }
 
+/// Where the template's tolerances came from, as its notes say it: the defaults per kind of
+/// metric, or the `--ratio` / `--abs-ms` given for every metric.
+fn tolerance_source(opts: &TemplateOptions) -> String {
+    match (opts.ratio, opts.abs_ms) {
+        (None, None) => "tolerances the defaults per kind of metric (docs/protocol.md)".into(),
+        (Some(r), Some(a)) => {
+            format!("tolerances `--ratio {r}` and `--abs-ms {a}` for every metric")
+        }
+        (Some(r), None) => format!(
+            "ratio `--ratio {r}` for every metric, absolute slack the default per kind of metric \
+             (docs/protocol.md)"
+        ),
+        (None, Some(a)) => format!(
+            "absolute slack `--abs-ms {a}` for every metric, ratio the default per kind of metric \
+             (docs/protocol.md)"
+        ),
+    }
+}
+
 /// The commit every run was built from, when they agree and none had a dirty tree: the
 /// baseline's `reference_commit` (what `compare --rebase` re-runs elsewhere).
 fn common_clean_commit(runs: &[RunSummary]) -> Option<String> {
@@ -207,6 +228,38 @@ fn common_clean_commit(runs: &[RunSummary]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::report::test_support::sample_summary;
+
+    #[test]
+    fn notes_name_the_tolerances_given_not_the_defaults() {
+        let run = sample_summary();
+        let notes = |ratio, abs_ms| {
+            let opts = TemplateOptions {
+                ratio,
+                abs_ms,
+                ..TemplateOptions::default()
+            };
+            emit_template(&run, &opts).baseline.baseline_notes
+        };
+        assert!(notes(None, None).contains("the defaults per kind of metric"));
+        let both = notes(Some(0.15), Some(0.0005));
+        assert!(both.contains("`--ratio 0.15` and `--abs-ms 0.0005` for every metric"));
+        assert!(!both.contains("defaults"), "{both}");
+        assert!(notes(Some(0.2), None).contains("absolute slack the default"));
+        assert!(notes(None, Some(0.001)).contains("ratio the default"));
+        let two = emit_template_from_runs(
+            &[run.clone(), run.clone()],
+            &TemplateOptions {
+                ratio: Some(0.15),
+                abs_ms: Some(0.0005),
+                ..TemplateOptions::default()
+            },
+        );
+        assert!(
+            two.baseline
+                .baseline_notes
+                .contains("median across runs, tolerances `--ratio 0.15`")
+        );
+    }
 
     #[test]
     fn runs_of_one_clean_commit_name_it_and_others_do_not() {
