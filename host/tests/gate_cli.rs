@@ -227,3 +227,57 @@ fn rebase_gates_this_machine_against_the_reference_builds_run_here() {
         stderr(&out)
     );
 }
+
+/// Every committed GPU baseline names only cases that the CUDA quick suite plans today, and asks
+/// for `ok`. perf_gpu.yml gates its GPU runs against these files, and no CPU machine measures
+/// them, so a plugin whose case ids change (a parameter added to its bench.yaml, say) would
+/// otherwise fail every such metric as `missing` on the GPU runner alone. The plan comes from a
+/// run with the GPUs hidden: every CUDA case `skipped`, none measured.
+#[test]
+fn committed_gpu_baselines_name_only_cases_the_cuda_quick_suite_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = support::command(&[
+        "run",
+        "--backends",
+        "cuda",
+        "--quick",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .env("CUDA_VISIBLE_DEVICES", "")
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = read_json(&dir.path().join("summary.json"));
+    let planned = summary["benchmarks"].as_object().unwrap();
+    assert!(
+        planned.values().all(|c| c["status"] == "skipped"),
+        "the GPUs were hidden"
+    );
+    let mut files: Vec<_> = std::fs::read_dir(root().join("baselines"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("gpu-") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "baselines/gpu-*.json");
+    for file in files {
+        let baseline = read_json(&file);
+        assert_eq!(baseline["required_status"], "ok", "{}", file.display());
+        let metrics = baseline["metrics"].as_object().unwrap();
+        assert!(!metrics.is_empty(), "{}", file.display());
+        for metric in metrics.keys() {
+            let (case, _stat) = metric.rsplit_once('/').unwrap();
+            assert!(
+                planned.contains_key(case),
+                "{}: {metric} names a case the CUDA quick suite no longer plans; re-measure the \
+                 file on its GPU class (baselines/README.md)",
+                file.display()
+            );
+        }
+    }
+}
