@@ -51,4 +51,38 @@ call2() {  # the suite again on a fresh machine, against the baseline emitted fr
   suite run2 baselines/gpu-h200.json
 }
 
+
+# Call 3 (issue 13, one H200): the fp16 GEMM operand without its lo part on the wgmma refine.
+# .device/bin/ff_s42 and .device/s42/release (apex-host of 49db0d4 with the plugin rebuilt): the
+# working tree with APEX_NVRTC_DEFINES=WG_HI_ONLY compiled in (the depthwise output rounded to
+# fp16 once, as PyTorch's fp16 convolution takes it: 16 wgmma a warpgroup instead of 32, no lo
+# part built), ff_model_hi_only_wg_experiment_s42.patch. Without the define it is main.
+# Its first attempt ran nothing (0.3 s: the dispatch line then stood above this function).
+call3() {
+  B=.device/bin
+  source benches/results/device_lib.sh
+  source <(sed -n '/^vrow()/,/^}/p' benches/results/device_scripts_2026-11-29_s34.sh)
+  source <(sed -n '/^self_check()/,/^}/p' benches/results/device_scripts_2026-11-29_s36.sh)
+  source <(sed -n '/^host_p50s()/,/^}/p' benches/results/device_scripts_2026-11-29_s35.sh)
+  local shapes='profile,tiles 32/16,256x256,B=3,B=8,B=16,K=64/160,B=4 256x256,B=4 K=64/160,B=4 tiles 32/16,no split,nothing selected'
+  self_check check_hi "hi only" APEX_NVRTC_DEFINES=WG_HI_ONLY $B/ff_s42 --only "$shapes" --precision fp16 --refine auto
+  self_check check_main "main" X=1 $B/ff_s42 --only "$shapes" --precision fp16 --refine auto
+  for r in 1 2; do
+    vrow ff_s42 'profile,B=8,B=16' "main r$r" "" X=1
+    vrow ff_s42 'profile,B=8,B=16' "hi-only r$r" "" APEX_NVRTC_DEFINES=WG_HI_ONLY
+    vrow ff_s42 'profile,B=8,B=16' "main r$r" "--stage refines" X=1
+    vrow ff_s42 'profile,B=8,B=16' "hi-only r$r" "--stage refines" APEX_NVRTC_DEFINES=WG_HI_ONLY
+  done
+  local H="env CARGO_TARGET_DIR=.device/s42 .device/s42/release/apex-host"
+  local cases='ff_model.infer/cuda/fp16/batch=*,*,height=128,*path=fast,tile_size_l0=16*'
+  for r in 1 2; do
+    step host_main_r$r 150 $H run --no-build --backends cuda --filter "$cases" --output-dir /tmp/hm$r
+    host_p50s /tmp/hm$r/summary.json "apex-host main r$r"
+    step host_hi_r$r 150 env APEX_NVRTC_DEFINES=WG_HI_ONLY $H run --no-build --backends cuda --filter "$cases" --output-dir /tmp/hh$r
+    host_p50s /tmp/hh$r/summary.json "apex-host hi-only r$r"
+  done
+  cat $OUT/check_hi.log $OUT/check_main.log > $OUT/checks.txt; rm -f $OUT/check_hi.log $OUT/check_main.log
+  cat $OUT/host_*.log > $OUT/host.txt; rm -f $OUT/host_*.log
+}
+
 "$@"
