@@ -85,4 +85,13 @@ call3() {
   cat $OUT/host_*.log > $OUT/host.txt; rm -f $OUT/host_*.log
 }
 
+# Call 4 (two H200s, a third fresh machine): the committed baselines/gpu-h200.json as perf_gpu.yml
+# reads it, through `--compare auto` (the GPU's class picks the file). .device/gate2/release:
+# apex-host and the plugins of cd3e8f8 (the baselines and the device class as committed).
+call4() {
+  H="env CARGO_TARGET_DIR=.device/gate2 .device/gate2/release/apex-host"
+  suite run3 auto
+  grep -E "compare auto|baseline" "$OUT/run3.log" | head -3 | tee -a "$OUT/table.txt"
+}
+
 "$@"
