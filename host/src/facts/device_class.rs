@@ -4,8 +4,8 @@
 //! `NVIDIA A100-SXM4-80GB` → `a100`, `NVIDIA GeForce RTX 4090` → `rtx4090`), and the form factor
 //! after it where it is not the SXM module (`NVIDIA H100 PCIe` → `h100-pcie`, `NVIDIA H200 NVL` →
 //! `h200-nvl`). A PCIe or NVL card runs the same model at its own power limit and clocks (the
-//! H100 PCIe with 114 SMs instead of 132), so it is timed against a baseline of its own: one
-//! measured on the SXM part would call it slower than it is.
+//! H100 PCIe with 114 SMs instead of 132), so it is gated against a baseline of its own: against
+//! the SXM part's values its own speed would read as a regression.
 
 /// Words that name the vendor or a brand, not the model.
 const BRAND_WORDS: [&str; 5] = ["nvidia", "geforce", "tesla", "quadro", "tegra"];
