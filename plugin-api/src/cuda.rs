@@ -1,6 +1,7 @@
 //! Helpers for CUDA plugins (feature `cuda`; not part of the ABI): attach to the host's device and
 //! stream, open a device for a plugin's own GPU programs, compile CUDA C with NVRTC for the
-//! device's architecture, and name CUDA errors.
+//! device's architecture, and name CUDA errors; and the CUDA C every plugin's program starts
+//! with (the storage type and its conversions, [`STORAGE_CUH`]).
 //!
 //! The host creates the device's primary context and a stream and passes them in
 //! [`CudaHandles`](crate::CudaHandles). [`CudaSession::attach`] retains the same primary context
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
 
-use crate::{CudaHandles, PluginError};
+use crate::{CudaHandles, PluginError, Precision};
 
 /// A plugin's view of the host's CUDA device and stream.
 pub struct CudaSession {
@@ -170,6 +171,42 @@ pub fn driver_present() -> bool {
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the library.
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// The CUDA C of the storage type `S` and its conversions `to_f32` (exact) and `from_f32`
+/// (round to nearest even), for a program to put after its `#define DTYPE` ([`dtype_code`]):
+/// one definition for the tile ops, TileSSM, NN ops and FF model programs.
+pub const STORAGE_CUH: &str = include_str!("cuda/storage.cuh");
+
+/// `DTYPE` of [`STORAGE_CUH`] for `precision`: 0 fp32, 1 fp16, 2 bf16; `None` for a storage it
+/// has no type for (fp8).
+pub fn dtype_code(precision: Precision) -> Option<u32> {
+    match precision {
+        Precision::Fp32 => Some(0),
+        Precision::Fp16 => Some(1),
+        Precision::Bf16 => Some(2),
+        Precision::Fp8 => None,
+    }
+}
+
+/// A program's source specialised by `#define`s: `#define DTYPE` for `precision`, a line
+/// `#define NAME VALUEu` for each of `defines` (unsigned, so constant products stay in 32-bit
+/// unsigned range and C++ widens a literal that does not fit), [`STORAGE_CUH`], then `parts` in
+/// order, each on a line of its own. `None` where `precision` has no [`dtype_code`].
+pub fn specialised_source(
+    precision: Precision,
+    defines: &[(&str, usize)],
+    parts: &[&str],
+) -> Option<String> {
+    let mut s = format!("#define DTYPE {}\n", dtype_code(precision)?);
+    for (name, value) in defines {
+        s.push_str(&format!("#define {name} {value}u\n"));
+    }
+    for part in std::iter::once(STORAGE_CUH).chain(parts.iter().copied()) {
+        s.push_str(part);
+        s.push('\n');
+    }
+    Some(s)
 }
 
 /// [`compile_ptx`] remembered for the life of the process, keyed by architecture and source: a
@@ -364,6 +401,31 @@ mod tests {
             ]
         );
         assert_eq!(options_from(false, Some("")), ["--std=c++17"]);
+    }
+
+    /// Each storage `dtype_code` names compiles with `STORAGE_CUH` into a kernel that converts
+    /// both ways; a code it has no type for stops the compile by name (needs NVRTC, not a GPU).
+    #[test]
+    fn the_storage_header_compiles_for_every_dtype_code() {
+        assert_eq!(dtype_code(Precision::Fp8), None);
+        if !nvrtc_for_test() {
+            return;
+        }
+        let kernel = "extern \"C\" __global__ void round_trip(S* x) { x[0] = from_f32(2.0f * to_f32(x[0])); }";
+        for precision in [Precision::Fp32, Precision::Fp16, Precision::Bf16] {
+            let code = dtype_code(precision).expect("a 32- or 16-bit storage has a DTYPE");
+            let source = format!("#define DTYPE {code}\n{STORAGE_CUH}\n{kernel}");
+            let log = ptxas_report("round_trip", &source, "sm_90")
+                .unwrap_or_else(|e| panic!("{precision:?}: {}", e.message));
+            assert!(log.contains("'round_trip'"), "{log}");
+        }
+        let err = ptxas_report(
+            "round_trip",
+            &format!("#define DTYPE 3\n{STORAGE_CUH}"),
+            "sm_90",
+        )
+        .expect_err("DTYPE 3 compiles");
+        assert!(err.message.contains("DTYPE must be 0"), "{}", err.message);
     }
 
     /// ptxas reports each entry point's registers; a source that does not compile is an error

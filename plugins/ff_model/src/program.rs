@@ -3,7 +3,10 @@
 //! (architecture, storage) and cached for the process by
 //! `apex_plugin_api::cuda::compile_ptx_cached` (and on disk). Every shape is a kernel argument.
 
-use apex_plugin_api::{PluginError, cuda::compile_ptx_cached};
+use apex_plugin_api::{
+    PluginError,
+    cuda::{STORAGE_CUH, compile_ptx_cached},
+};
 use cudarc::nvrtc::Ptx;
 
 use crate::storage::Storage;
@@ -145,11 +148,11 @@ pub fn lean_shape(channels: usize, t: usize) -> Option<usize> {
         .position(|&(c, tt, _)| (c, tt) == (channels, t))
 }
 
-/// The source for `storage`: one `#define` line, then [`FAST_SOURCE`] and [`EAGER_SOURCE`]
-/// (one module holds both paths).
+/// The source for `storage`: one `#define` line, plugin-api's storage header (the storage type
+/// and its conversions), then [`FAST_SOURCE`] and [`EAGER_SOURCE`] (one module holds both paths).
 pub fn source(storage: Storage) -> String {
     format!(
-        "#define DTYPE {}\n{FAST_SOURCE}\n#line 1 \"ff_eager.cu\"\n{EAGER_SOURCE}",
+        "#define DTYPE {}\n#line 1 \"storage.cuh\"\n{STORAGE_CUH}\n{FAST_SOURCE}\n#line 1 \"ff_eager.cu\"\n{EAGER_SOURCE}",
         storage.code()
     )
 }

@@ -1,8 +1,10 @@
-//! CUDA source assembly: the shared device header (storage type, conversions, 16-byte vectors)
-//! plus one op's kernels, specialised by `#define`s for one shape and precision, so every index
-//! division is by a compile-time constant and the launch grid follows from the same numbers.
+//! CUDA source assembly: plugin-api's storage header (the storage type and its conversions), the
+//! shared device header (16-byte vectors) plus one op's kernels, specialised by `#define`s for one
+//! shape and precision, so every index division is by a compile-time constant and the launch grid
+//! follows from the same numbers.
 
 use apex_plugin_api::Precision;
+use apex_plugin_api::cuda::specialised_source;
 
 /// The device header shared by every op.
 pub const COMMON: &str = include_str!("cuda/common.cuh");
@@ -15,27 +17,11 @@ pub fn vec_elems(precision: Precision, granularity: usize) -> usize {
     max.min(pow2)
 }
 
-/// `DTYPE`: 0 = fp32, 1 = fp16, 2 = bf16 (fp16/bf16 are raw `unsigned short` bits on the device).
-pub fn dtype_code(precision: Precision) -> usize {
-    match precision {
-        Precision::Fp32 => 0,
-        Precision::Fp16 => 1,
-        Precision::Bf16 => 2,
-        Precision::Fp8 => unreachable!("tile ops do not declare fp8"),
-    }
-}
-
-/// `#define NAME VALUEu` lines (unsigned, so constant products stay in 32-bit unsigned range),
-/// then the common header, then `body`.
+/// The program of one op's `body` for `precision` and `defines`: plugin-api's
+/// [`specialised_source`] with the common header, then `body`.
 pub fn assemble(precision: Precision, defines: &[(&str, usize)], body: &str) -> String {
-    let mut s = format!("#define DTYPE {}\n", dtype_code(precision));
-    for (name, value) in defines {
-        s.push_str(&format!("#define {name} {value}u\n"));
-    }
-    s.push_str(COMMON);
-    s.push('\n');
-    s.push_str(body);
-    s
+    specialised_source(precision, defines, &[COMMON, body])
+        .unwrap_or_else(|| unreachable!("the tile ops do not declare {precision:?}"))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use apex_plugin_api::{
     PluginError, Precision,
-    cuda::{cached_compiles, compile_ptx_cached},
+    cuda::{STORAGE_CUH, cached_compiles, compile_ptx_cached, dtype_code},
 };
 use cudarc::nvrtc::Ptx;
 
@@ -135,25 +135,18 @@ impl CudaTuning {
     }
 }
 
-/// `DTYPE`: 0 = fp32, 1 = fp16, 2 = bf16.
-fn dtype_code(precision: Precision) -> Result<usize, PluginError> {
-    match precision {
-        Precision::Fp32 => Ok(0),
-        Precision::Fp16 => Ok(1),
-        Precision::Bf16 => Ok(2),
-        other => Err(PluginError::invalid(format!(
-            "tile_ssm has no {other} path (hint: use fp32, fp16 or bf16)"
-        ))),
-    }
-}
-
-/// The source for `precision` and `tuning`: `#define` lines, then [`SOURCE`].
+/// The source for `precision` and `tuning`: `#define` lines, plugin-api's storage header (the
+/// storage type and its conversions), then [`SOURCE`].
 pub fn source(precision: Precision, tuning: CudaTuning) -> Result<String, PluginError> {
     tuning.check()?;
+    let dtype = dtype_code(precision).ok_or_else(|| {
+        PluginError::invalid(format!(
+            "tile_ssm has no {precision} path (hint: use fp32, fp16 or bf16)"
+        ))
+    })?;
     Ok(format!(
-        "#define DTYPE {}\n#define CHUNKS {}\n#define TPT {}\n#define CPL {}\n#define PREFETCH {}\n\
-         #define DECAY_MIN_BITS 0x{:08x}\n#define DECAY_MAX_BITS 0x{:08x}\n{SOURCE}",
-        dtype_code(precision)?,
+        "#define DTYPE {dtype}\n#define CHUNKS {}\n#define TPT {}\n#define CPL {}\n#define PREFETCH {}\n\
+         #define DECAY_MIN_BITS 0x{:08x}\n#define DECAY_MAX_BITS 0x{:08x}\n{STORAGE_CUH}\n{SOURCE}",
         tuning.chunks,
         tuning.tokens_per_thread,
         tuning.channels_per_lane,

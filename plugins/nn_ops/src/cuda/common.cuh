@@ -1,49 +1,20 @@
-// Shared device code of the nn ops. Expects DTYPE (0 fp32, 1 fp16, 2 bf16), VEC (elements per
-// vector access), BLOCK (threads per block) and GRID (blocks). No CUDA headers: fp16/bf16 are raw
-// 16-bit patterns converted with PTX `cvt` (fp16) or integer round-to-nearest-even (bf16), which
-// NVRTC accepts for any architecture, and which the CPU path reproduces bit for bit.
+// Shared device code of the nn ops. Expects VEC (elements per vector access), BLOCK (threads per
+// block) and GRID (blocks), after plugin-api's storage header (S, to_f32, from_f32 for DTYPE 0
+// fp32, 1 fp16, 2 bf16; program.rs: assemble), whose conversions the CPU path reproduces bit for
+// bit.
 
+// -inf in the storage's bits.
 #if DTYPE == 0
-typedef float S;
 #define S_NEG_INF_BITS 0xff800000u
 #elif DTYPE == 1
-typedef unsigned short S;
 #define S_NEG_INF_BITS 0xfc00u
 #else
-typedef unsigned short S;
 #define S_NEG_INF_BITS 0xff80u
 #endif
 
 #define NEG_INF __int_as_float(0xff800000)
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
-
-__device__ __forceinline__ float to_f32(S v) {
-#if DTYPE == 0
-    return v;
-#elif DTYPE == 1
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-    return f;
-#else
-    return __uint_as_float(((unsigned int)v) << 16);
-#endif
-}
-
-__device__ __forceinline__ S from_f32(float f) {
-#if DTYPE == 0
-    return f;
-#elif DTYPE == 1
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-#endif
-}
 
 __device__ __forceinline__ S s_neg_inf() {
 #if DTYPE == 0

@@ -1,40 +1,6 @@
-// Shared device code for the tile ops. Expects DTYPE (0 fp32, 1 fp16, 2 bf16) and VEC (elements per
-// vector access) to be defined. No CUDA headers are included: fp16/bf16 are raw 16-bit patterns
-// converted with PTX `cvt` (fp16) or integer round-to-nearest-even (bf16), which NVRTC always
-// accepts, for any architecture.
-
-#if DTYPE == 0
-typedef float S;
-#else
-typedef unsigned short S;
-#endif
-
-__device__ __forceinline__ float to_f32(S v) {
-#if DTYPE == 0
-    return v;
-#elif DTYPE == 1
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-    return f;
-#else
-    return __uint_as_float(((unsigned int)v) << 16);
-#endif
-}
-
-__device__ __forceinline__ S from_f32(float f) {
-#if DTYPE == 0
-    return f;
-#elif DTYPE == 1
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-#endif
-}
+// Shared device code for the tile ops: 16-byte vectors and their lanes. Expects VEC (elements per
+// vector access) and, before it, plugin-api's storage header (S, to_f32, from_f32 for DTYPE 0
+// fp32, 1 fp16, 2 bf16; program.rs: assemble).
 
 template <int BYTES> struct RawOf;
 template <> struct RawOf<16> { typedef uint4 T; };

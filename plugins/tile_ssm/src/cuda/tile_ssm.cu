@@ -30,17 +30,12 @@
 //
 // Policies shared with the CPU paths: NaN tokens -> 0, then clamp to [-clampv, clampv] (so
 // +-inf -> +-clampv); a = clamp(decay, DECAY_MIN, DECAY_MAX); the gate clamped to [0, 1].
-// fp16/bf16 are raw 16-bit patterns converted with PTX cvt (fp16) or integer round-to-nearest-
-// even (bf16), so no CUDA header is needed.
+// fp16/bf16 are raw 16-bit patterns (plugin-api's storage header), so no CUDA header is needed.
 
 #define LANES 32
 #define SUPER (CHUNKS * TPT)
 
-#if DTYPE == 0
-typedef float S;
-#else
-typedef unsigned short S;
-#endif
+// S, to_f32 and from_f32 come from plugin-api's storage header, which program.rs puts first.
 
 // V: the channels one lane owns, loaded and stored as one access (CPL 2: 4 bytes for 16-bit
 // storage, 8 for fp32; the host launches CPL 2 only when C is even, so every access is aligned).
@@ -51,33 +46,6 @@ typedef float2 V;
 #else
 typedef unsigned int V;
 #endif
-
-__device__ __forceinline__ float to_f32(S v) {
-#if DTYPE == 0
-    return v;
-#elif DTYPE == 1
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-    return f;
-#else
-    return __uint_as_float(((unsigned int)v) << 16);
-#endif
-}
-
-__device__ __forceinline__ S from_f32(float f) {
-#if DTYPE == 0
-    return f;
-#elif DTYPE == 1
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-#endif
-}
 
 __device__ __forceinline__ V zero_v() {
 #if CPL == 2 && DTYPE == 0

@@ -36,10 +36,11 @@
 //                  warpgroup MMAs (wgmma), the finish from the accumulators; Refine::Auto runs
 //                  it on the profile's two level shapes at every batch
 //
-// The program is cuda/fast/*.cu concatenated in this order (program.rs: FAST_SOURCE): prelude.cu
-// (this header, the storage type, the shared formulas, the level's weights, block reductions),
-// base.cu, select.cu, pack.cu, film.cu, refine_block.cu (the GEMM, the operand, the GroupNorm
-// partials and statistics), refine_split.cu, refine_fused.cu, refine_lean.cu and refine_wg.cu.
+// The program is plugin-api's storage header (the storage type S, to_f32, from_f32), then
+// cuda/fast/*.cu concatenated in this order (program.rs: FAST_SOURCE): prelude.cu (this header,
+// the shared formulas, the level's weights, block reductions), base.cu, select.cu, pack.cu,
+// film.cu, refine_block.cu (the GEMM, the operand, the GroupNorm partials and statistics),
+// refine_split.cu, refine_fused.cu, refine_lean.cu and refine_wg.cu.
 // On sm_90 the module is compiled for sm_90a (program.rs: `target`), the wgmma refine's
 // architecture; every other kernel's PTX is the same as for sm_90.
 //
@@ -167,38 +168,7 @@ __device__ __forceinline__ void ff_tl_count_call() {
 #define FF_AFTER_PREDECESSOR()
 #endif
 
-#if DTYPE == 0
-typedef float S;
-#else
-typedef unsigned short S;
-#endif
-
-__device__ __forceinline__ float to_f32(S v) {
-#if DTYPE == 0
-    return v;
-#elif DTYPE == 1
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-    return f;
-#else
-    return __uint_as_float(((unsigned int)v) << 16);
-#endif
-}
-
-__device__ __forceinline__ S from_f32(float f) {
-#if DTYPE == 0
-    return f;
-#elif DTYPE == 1
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)0x7fc0u;
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-#endif
-}
+// S, to_f32 and from_f32: plugin-api's storage header, which program.rs puts first.
 
 // The stores of the call's outputs, heavy and detail, in every refine: evict-first
 // (st.global.cs). Nothing in the call reads them again, so they should not push the levels'
