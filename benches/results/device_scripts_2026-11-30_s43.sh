@@ -19,4 +19,27 @@ call1() {  # every CUDA case of the quick suite, verified, gated by the file --c
   grep -E "compare auto|baseline" "$OUT/run1.log" | head -3 | tee -a "$OUT/table.txt"
 }
 
+# Call 2 (one H200): tile_ssm's scans with their chunk summary and chunk fold as two helpers
+# (e0a4bc0; PTX byte-identical to main's for both production tunings in every storage).
+# .device/g43b: apex-host and the plugins' libraries (release/), tile_ssm_gpu_check, release
+# builds of e0a4bc0.
+call2() {
+  local G="env CARGO_TARGET_DIR=.device/g43b .device/g43b/release/apex-host" t0
+  t0=$(date +%s)
+  timeout 400 .device/g43b/tile_ssm_gpu_check > "$OUT/ssm_check.log" 2>&1
+  echo "tile_ssm_gpu_check rc=$? wall=$(( $(date +%s) - t0 ))s $(grep -c ' ok' "$OUT/ssm_check.log") ok lines, $(tail -1 "$OUT/ssm_check.log")" | tee -a "$OUT/table.txt"
+  t0=$(date +%s)
+  timeout 300 $G run --no-build --backends cuda --quick --filter 'tile_ssm.*' --output-dir /tmp/ssm \
+    --compare auto > "$OUT/ssm_suite.log" 2>&1
+  echo "tile_ssm quick suite rc=$? wall=$(( $(date +%s) - t0 ))s" | tee -a "$OUT/table.txt"
+  cp /tmp/ssm/compare_summary.json "$OUT/ssm_compare.json"
+  python3 - /tmp/ssm/compare_summary.json <<'PY' | tee -a "$OUT/table.txt"
+import json, sys
+c = json.load(open(sys.argv[1]))
+r = [x["current_ms"] / x["baseline_ms"] for x in c["checks"]]
+lim = [x["current_ms"] / x["allowed_max_ms"] for x in c["checks"]]
+print("  gate:", c["status"], c["counts"], "current/baseline %.3f-%.3f, closest %.3f of its limit" % (min(r), max(r), max(lim)))
+PY
+}
+
 "$@"

@@ -1,6 +1,7 @@
 //! The gate through the real binary: a slowdown of the same case beyond the tolerance fails
-//! `run --compare` with exit 2; `--compare-to` reads a baseline from a commit of this repository; a missing ref stops
-//! the run before anything is measured.
+//! `run --compare` with exit 2; a filtered run is gated on the cases it selected; `--compare-to`
+//! reads a baseline from a commit of this repository; a missing ref stops the run before
+//! anything is measured.
 
 mod support;
 
@@ -88,6 +89,75 @@ fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
 }
 
 #[test]
+fn a_filtered_run_is_gated_on_the_cases_it_selected_and_a_selection_of_none_fails() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // A baseline of two kernels' cases, tolerant enough (10x) that only the selection decides.
+    let base = dir.path().join("base");
+    let out = slow_run(&base, "1", &["--filter", "fixtures.known_duration"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let baseline = dir.path().join("baseline.json");
+    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args([
+            "baseline", "emit", "--stat", "p50_ms", "--ratio", "9", "--abs-ms", "1",
+        ])
+        .arg("--from")
+        .arg(base.join("summary.json"))
+        .arg("--output")
+        .arg(&baseline)
+        .output()
+        .unwrap();
+    assert!(emit.status.success(), "{}", stderr(&emit));
+    assert_eq!(
+        read_json(&baseline)["metrics"].as_object().unwrap().len(),
+        2
+    );
+
+    // `--filter fixtures.slow`: its metric is gated, known_duration's is outside the selection.
+    let slow = dir.path().join("slow");
+    let out = slow_run(&slow, "1", &["--compare", baseline.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cmp = read_json(&slow.join("compare_summary.json"));
+    assert_eq!(
+        (
+            cmp["counts"]["total"].as_u64(),
+            cmp["counts"]["passed"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{cmp}"
+    );
+    assert_eq!(cmp["unselected_metrics"], 1);
+    assert_eq!(cmp["selection"], "--filter 'fixtures.slow' --backends cpu");
+    assert!(
+        stdout(&out).contains("1 metric(s) of cases it leaves out were not checked"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A baseline none of whose cases the selection keeps: nothing would be gated, so the gate
+    // fails with a `__selection__` check that says why.
+    let other = dir.path().join("other.json");
+    std::fs::write(
+        &other,
+        r#"{"schema_version":1,"suite":"apex_bench","baseline_notes":"n","metrics":{
+            "example.saxpy/cpu/fp32/a=2.0,n=1048576/p50_ms":{"value_ms":1.0,"max_regression_ratio":9,"max_regression_abs_ms":1}}}"#,
+    )
+    .unwrap();
+    let none = dir.path().join("none");
+    let out = slow_run(&none, "1", &["--compare", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let cmp = read_json(&none.join("compare_summary.json"));
+    assert_eq!(cmp["checks"][0]["metric"], "__selection__", "{cmp}");
+    assert!(
+        cmp["checks"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("leaves out the cases of all 1 baseline metric(s)"),
+        "{cmp}"
+    );
+}
+
+#[test]
 fn compare_to_reads_the_baseline_from_a_commit_and_a_missing_ref_stops_the_run() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -105,24 +175,36 @@ fn compare_to_reads_the_baseline_from_a_commit_and_a_missing_ref_stops_the_run()
         "--output-dir",
         dir.path().to_str().unwrap(),
     ]);
-    // Only one case ran, so the committed baseline's other metrics are missing: exit 2, and the
-    // compare summary shows the baseline was read from the commit (its metrics are all checked;
-    // this debug build is not the release build the values were measured with).
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Only example.saxpy ran, so the gate checks the committed baseline's saxpy metrics and
+    // names the rest as outside the selection. The compare summary shows the baseline was read
+    // from the commit: every one of its metrics is either checked or counted as unselected. (This
+    // debug build is not the release build the values were measured with, so the checked ones
+    // may pass or fail: exit 0 or 2.)
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{}", stderr(&out));
     let cmp = read_json(&dir.path().join("compare_summary.json"));
     assert_eq!(cmp["baseline_suite"], "apex_bench");
-    assert!(cmp["counts"]["missing"].as_u64().unwrap() > 0);
+    assert_eq!(cmp["selection"], "--filter 'example.saxpy' --backends cpu");
     let committed = std::process::Command::new("git")
         .current_dir(root())
         .args(["show", "HEAD:baselines/cpu.json"])
         .output()
         .unwrap();
     let committed: serde_json::Value = serde_json::from_slice(&committed.stdout).unwrap();
-    let metrics = committed["metrics"].as_object().unwrap().len() as u64;
-    assert!(
-        cmp["counts"]["total"].as_u64().unwrap() >= metrics,
+    let metrics = committed["metrics"].as_object().unwrap();
+    let saxpy = metrics
+        .keys()
+        .filter(|k| k.starts_with("example.saxpy/cpu/"))
+        .count() as u64;
+    assert!(saxpy > 0, "the committed baseline gates example.saxpy");
+    assert_eq!(
+        cmp["counts"]["total"].as_u64(),
+        Some(saxpy),
         "{}",
         cmp["counts"]
+    );
+    assert_eq!(
+        cmp["unselected_metrics"].as_u64(),
+        Some(metrics.len() as u64 - saxpy)
     );
 
     let missing = tempfile::tempdir().unwrap();

@@ -8,6 +8,9 @@ use super::{GateExitCode, GateOptions};
 
 /// The metric name of the run-status check (as in the seeds).
 pub const STATUS_METRIC: &str = "__status__";
+/// The metric name of the check that fails a gate whose run selected none of the baseline's
+/// cases (`--filter`, `--backends`, `--precision`).
+pub const SELECTION_METRIC: &str = "__selection__";
 
 /// The outcome of one check under the seed rule. Each kind is counted on its own (the seeds
 /// lumped them together, `spec/apex-x-kernels.md` §6.2 item 14).
@@ -125,6 +128,13 @@ pub struct Comparison {
     pub checks: Vec<Check>,
     /// Cases measured `ok` that no baseline metric covers (candidates for `baseline emit`).
     pub unbaselined_cases: Vec<String>,
+    /// The flags with which the run selected part of the suite (`--filter 'g' --backends cuda`)
+    /// where they left out baseline metrics; empty otherwise.
+    #[serde(default)]
+    pub selection: String,
+    /// Baseline metrics of cases the selection left out, not checked.
+    #[serde(default)]
+    pub unselected_metrics: usize,
     pub options: GateOptions,
 }
 

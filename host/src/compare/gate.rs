@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use super::comparison::{Check, CheckStatus, Comparison, STATUS_METRIC};
+use super::comparison::{Check, CheckStatus, Comparison, SELECTION_METRIC, STATUS_METRIC};
 use super::lookup::{Current, MetricValue, lookup, split_metric};
 use super::rule::{exceeds, regression_ratio};
+use super::selection::Selection;
 use super::verdict::{
     VerdictReport, interval_verdict, point_verdict, process_verdict, two_sample_verdict,
 };
@@ -24,6 +25,10 @@ use crate::stats::{Sample, bootstrap::quantile_ci};
 ///   case was skipped or failed, `failed_accuracy` when its case's output was wrong.
 /// - A case of the run that `failed` or `failed_accuracy` and that no metric covers gets a
 ///   `<case id>/__status__` check, so a crash never passes the gate unnoticed.
+/// - A run that selected part of the suite (`--filter`, `--backends`, `--precision`, as its
+///   summary records them) is gated on the metrics of the cases it selected; the others are
+///   counted in `unselected_metrics`, and a selection that leaves out every metric is a
+///   `__selection__` check that fails.
 pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Comparison {
     let mut checks = Vec::new();
     let run_status = match baseline.seed_keys {
@@ -45,13 +50,18 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
         });
         checks.push(c);
     }
+    let selection = Selection::of(summary);
+    let mut unselected_metrics = 0;
     let mut covered = BTreeSet::new();
-    let mut metric_checks: Vec<Check> = baseline
-        .metrics
-        .iter()
-        .map(|(key, bm)| match baseline.metric_id(summary, key) {
+    let mut metric_checks = Vec::new();
+    for (key, bm) in &baseline.metrics {
+        metric_checks.push(match baseline.metric_id(summary, key) {
             Ok(metric) => {
                 if let Some((case_id, _)) = split_metric(&metric) {
+                    if !selection.keeps(case_id) {
+                        unselected_metrics += 1;
+                        continue;
+                    }
                     covered.insert(case_id.to_string());
                 }
                 metric_check(summary, baseline, key, &metric, bm, opts)
@@ -63,8 +73,17 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
                 c.reason = Some(reason);
                 c
             }
-        })
-        .collect();
+        });
+    }
+    if metric_checks.is_empty() && unselected_metrics > 0 {
+        // A gate that checks nothing must not pass.
+        let mut c = Check::empty(SELECTION_METRIC.into(), CheckStatus::Missing);
+        c.reason = Some(format!(
+            "the run's selection ({}) leaves out the cases of all {unselected_metrics} baseline metric(s), so nothing was gated (hint: gate against the baseline of the selected cases, or run without the selection)",
+            selection.flags()
+        ));
+        metric_checks.push(c);
+    }
     for (id, case) in &summary.benchmarks {
         if covered.contains(id)
             || !matches!(case.status, CaseStatus::Failed | CaseStatus::FailedAccuracy)
@@ -90,6 +109,13 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
         current_status: summary.status.clone(),
         checks,
         unbaselined_cases,
+        // Named only where the selection left out baseline metrics.
+        selection: if unselected_metrics > 0 {
+            selection.flags()
+        } else {
+            String::new()
+        },
+        unselected_metrics,
         options: *opts,
     }
 }
@@ -114,7 +140,7 @@ fn metric_check(
         Current::NoCase { case_id } => {
             let mut c = with_limits(Check::empty(name.into(), CheckStatus::Missing));
             c.reason = Some(format!(
-                "case `{case_id}` is not in the run (hint: was it filtered out, or renamed?)"
+                "case `{case_id}` is not in the run (hint: was it renamed, or did its plugin not load? `apex-host discover` lists what loads)"
             ));
             c
         }
@@ -219,6 +245,7 @@ fn verdict_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::{compare_summary_json, render_regressions_markdown};
     use crate::report::exports::apex_x_gpu;
     use crate::report::test_support::{case_at, summary_of};
     use std::path::Path;
@@ -298,5 +325,78 @@ mod tests {
         assert_eq!(status.metric, STATUS_METRIC);
         assert_eq!(status.current.as_deref(), Some("skipped"));
         assert_eq!(cmp.checks[1].status, CheckStatus::CaseNotOk);
+    }
+
+    /// A baseline of three metrics: two CUDA cases of two kernels and a CPU case.
+    fn three_metrics() -> Baseline {
+        Baseline::parse(
+            r#"{"schema_version":1,"suite":"s","baseline_notes":"n","metrics":{
+                "k.a/cuda/fp16/n=1/p50_ms":{"value_ms":1.0,"max_regression_ratio":0.1,"max_regression_abs_ms":0},
+                "k.b/cuda/fp16/n=1/p50_ms":{"value_ms":1.0,"max_regression_ratio":0.1,"max_regression_abs_ms":0},
+                "k.a/cpu/fp32/n=1/p50_ms":{"value_ms":1.0,"max_regression_ratio":0.1,"max_regression_abs_ms":0}}}"#,
+            Path::new("b.json"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_selective_run_is_gated_on_its_cases_and_still_misses_a_renamed_one() {
+        let a = case_at("k.a", "cuda", "fp16", &[("n", "1")], 1.0);
+        // Every case ran: the whole baseline is checked, as before.
+        let mut all = summary_of(vec![
+            a.clone(),
+            case_at("k.b", "cuda", "fp16", &[("n", "1")], 1.0),
+            case_at("k.a", "cpu", "fp32", &[("n", "1")], 1.0),
+        ]);
+        all.config = serde_json::json!({"filter": [], "backends": null});
+        let cmp = gate(&all, &three_metrics(), &GateOptions::default());
+        assert_eq!((cmp.counts().passed, cmp.unselected_metrics), (3, 0));
+        assert!(cmp.selection.is_empty() && compare_summary_json(&cmp).get("selection").is_none());
+
+        // `--filter 'k.a' --backends cuda`: one metric is gated, the other two are unselected.
+        let mut one = summary_of(vec![a]);
+        one.config = serde_json::json!({"filter": ["k.a"], "backends": ["cuda"]});
+        let cmp = gate(&one, &three_metrics(), &GateOptions::default());
+        assert_eq!(cmp.exit_code(), 0, "{:?}", cmp.checks);
+        assert_eq!((cmp.counts().total, cmp.unselected_metrics), (1, 2));
+        assert_eq!(cmp.selection, "--filter 'k.a' --backends cuda");
+        let json = compare_summary_json(&cmp);
+        assert_eq!(
+            (
+                json["selection"].as_str(),
+                json["unselected_metrics"].as_u64()
+            ),
+            (Some("--filter 'k.a' --backends cuda"), Some(2))
+        );
+        assert!(
+            render_regressions_markdown(&cmp)
+                .contains("2 metric(s) of cases it leaves out were not checked")
+        );
+
+        // The selected case renamed (another parameter value): still `missing`, the gate fails.
+        let mut renamed = summary_of(vec![case_at("k.a", "cuda", "fp16", &[("n", "2")], 1.0)]);
+        renamed.config = one.config.clone();
+        let cmp = gate(&renamed, &three_metrics(), &GateOptions::default());
+        assert_eq!((cmp.counts().missing, cmp.unselected_metrics), (1, 2));
+        assert_ne!(cmp.exit_code(), 0);
+    }
+
+    #[test]
+    fn a_selection_that_leaves_out_every_metric_fails_the_gate_and_says_why() {
+        let mut other = summary_of(vec![case_at("k.c", "cuda", "fp16", &[("n", "1")], 1.0)]);
+        other.config = serde_json::json!({"filter": ["k.c"]});
+        let cmp = gate(&other, &three_metrics(), &GateOptions::default());
+        assert_ne!(cmp.exit_code(), 0);
+        assert_eq!(cmp.unselected_metrics, 3);
+        let check = &cmp.checks[0];
+        assert_eq!(
+            (check.metric.as_str(), check.status),
+            (SELECTION_METRIC, CheckStatus::Missing)
+        );
+        let why = check.reason.as_deref().unwrap();
+        assert!(
+            why.contains("--filter 'k.c'") && why.contains("all 3 baseline metric(s)"),
+            "{why}"
+        );
     }
 }

@@ -25,6 +25,7 @@ mod options;
 mod outputs;
 mod rebase;
 pub mod rule;
+mod selection;
 mod template;
 pub mod verdict;
 
@@ -32,7 +33,7 @@ pub use baseline::{
     BASELINE_SCHEMA_VERSION, Baseline, BaselineMetric, DEFAULT_MAX_REGRESSION_ABS_MS,
     DEFAULT_MAX_REGRESSION_RATIO,
 };
-pub use comparison::{Check, CheckStatus, Comparison, GateCounts, STATUS_METRIC};
+pub use comparison::{Check, CheckStatus, Comparison, GateCounts, SELECTION_METRIC, STATUS_METRIC};
 pub use error::CompareError;
 pub use exit::GateExitCode;
 pub use gate::gate;
@@ -42,9 +43,10 @@ pub use options::{
 };
 pub use outputs::{
     COMPARE_SUMMARY_FILE, REGRESSIONS_FILE, TREND_FILE, check_lines, compare_summary_json,
-    render_regressions_markdown, trend_json, write_outputs,
+    render_regressions_markdown, selection_line, trend_json, write_outputs,
 };
 pub use rebase::rebase;
+pub use selection::Selection;
 pub use template::{
     DEFAULT_TEMPLATE_STATS, EmittedTemplate, TemplateOptions, default_tolerance, emit_template,
     emit_template_from_runs,

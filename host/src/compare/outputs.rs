@@ -3,7 +3,8 @@
 //!
 //! - `compare_summary.json`: the seeds' `--summary` format (`suite, status, required_status,
 //!   current_status, checks[]`) plus `schema_version`, per-kind `counts`, verdict evidence,
-//!   `unbaselined_cases` and the `gate_options` used;
+//!   `unbaselined_cases`, the `gate_options` used and, for a run of part of the suite, its
+//!   `selection` and `unselected_metrics`;
 //! - `trend.json`: the normalized trend artifact (`schema_version, suite, timestamp_utc,
 //!   overall_status, required_status, current_status, total_metrics, failed_metrics, metrics[]`),
 //!   the same shape for every backend (the seeds' CPU file lacked the two status keys);
@@ -28,7 +29,7 @@ pub const REGRESSIONS_FILE: &str = "regressions.md";
 /// The compare summary (seed 001 `--summary`, extended).
 pub fn compare_summary_json(cmp: &Comparison) -> Value {
     let checks: Vec<Value> = cmp.checks.iter().map(check_json).collect();
-    json!({
+    let mut v = json!({
         "schema_version": COMPARE_SCHEMA_VERSION,
         "suite": cmp.suite,
         "baseline_suite": cmp.baseline_suite,
@@ -40,7 +41,12 @@ pub fn compare_summary_json(cmp: &Comparison) -> Value {
         "checks": checks,
         "unbaselined_cases": cmp.unbaselined_cases,
         "gate_options": cmp.options,
-    })
+    });
+    if !cmp.selection.is_empty() {
+        v["selection"] = json!(cmp.selection);
+        v["unselected_metrics"] = json!(cmp.unselected_metrics);
+    }
+    v
 }
 
 fn check_json(c: &Check) -> Value {
@@ -186,6 +192,9 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
         counts.failed_accuracy,
         counts.status_mismatch
     );
+    if let Some(line) = selection_line(cmp) {
+        let _ = writeln!(md, "- {line}");
+    }
     let _ = writeln!(
         md,
         "- noise-aware verdicts: {} pass, {} regress, {} improve, {} inconclusive (threshold {:.1}% on devices, {:.1}% on the CPU, twice that for tail quantiles; {:.0}% intervals)",
@@ -293,6 +302,17 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
         );
     }
     md
+}
+
+/// What a run that selected part of the suite left ungated, in one sentence: `None` for a run of
+/// every case.
+pub fn selection_line(cmp: &Comparison) -> Option<String> {
+    (!cmp.selection.is_empty()).then(|| {
+        format!(
+            "selection: `{}`; the gate checks the baseline's metrics of the selected cases, {} metric(s) of cases it leaves out were not checked",
+            cmp.selection, cmp.unselected_metrics
+        )
+    })
 }
 
 /// One line per check, the seeds' `perf_check metric=… status=…` format, for terminals and logs.

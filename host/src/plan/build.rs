@@ -43,9 +43,21 @@ impl Filter {
     }
 
     fn keeps(&self, key: &CaseKey) -> bool {
+        self.keeps_id(&key.id())
+    }
+
+    /// Whether the filter keeps the case `id` (`kernel/backend/precision/params`): a glob
+    /// matches its kernel id (the part before the first `/`) or the whole id.
+    pub fn keeps_id(&self, id: &str) -> bool {
+        let kernel = id.split('/').next().unwrap_or(id);
         self.0
             .as_ref()
-            .is_none_or(|set| set.is_match(&key.kernel) || set.is_match(key.id()))
+            .is_none_or(|set| set.is_match(kernel) || set.is_match(id))
+    }
+
+    /// Whether the filter keeps every case (no `--filter`).
+    pub fn keeps_all(&self) -> bool {
+        self.0.is_none()
     }
 }
 
