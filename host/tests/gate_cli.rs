@@ -40,6 +40,22 @@ fn slow_run(out: &std::path::Path, slowdown: &str, extra: &[&str]) -> std::proce
     cmd.output().unwrap()
 }
 
+/// `baseline emit` of the p50 of every case of the run in `run_dir`, with the tolerance `ratio`
+/// and `abs_ms`, into `baseline`.
+fn emit_p50(run_dir: &std::path::Path, ratio: &str, abs_ms: &str, baseline: &std::path::Path) {
+    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
+        .args([
+            "baseline", "emit", "--stat", "p50_ms", "--ratio", ratio, "--abs-ms", abs_ms,
+        ])
+        .arg("--from")
+        .arg(run_dir.join("summary.json"))
+        .arg("--output")
+        .arg(baseline)
+        .output()
+        .unwrap();
+    assert!(emit.status.success(), "{}", stderr(&emit));
+}
+
 #[test]
 fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
     let _serial = serial();
@@ -49,17 +65,7 @@ fn a_slowdown_beyond_the_tolerance_fails_the_gate_with_exit_2() {
     let base = dir.path().join("base");
     assert!(slow_run(&base, "1", &[]).status.success());
     let baseline = dir.path().join("baseline.json");
-    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-        .args([
-            "baseline", "emit", "--stat", "p50_ms", "--ratio", "0.9", "--abs-ms", "0",
-        ])
-        .arg("--from")
-        .arg(base.join("summary.json"))
-        .arg("--output")
-        .arg(&baseline)
-        .output()
-        .unwrap();
-    assert!(emit.status.success(), "{}", stderr(&emit));
+    emit_p50(&base, "0.9", "0", &baseline);
 
     let slow = dir.path().join("slow");
     let out = slow_run(
@@ -97,17 +103,7 @@ fn a_filtered_run_is_gated_on_the_cases_it_selected_and_a_selection_of_none_fail
     let out = slow_run(&base, "1", &["--filter", "fixtures.known_duration"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let baseline = dir.path().join("baseline.json");
-    let emit = std::process::Command::new(env!("CARGO_BIN_EXE_apex-host"))
-        .args([
-            "baseline", "emit", "--stat", "p50_ms", "--ratio", "9", "--abs-ms", "1",
-        ])
-        .arg("--from")
-        .arg(base.join("summary.json"))
-        .arg("--output")
-        .arg(&baseline)
-        .output()
-        .unwrap();
-    assert!(emit.status.success(), "{}", stderr(&emit));
+    emit_p50(&base, "9", "1", &baseline);
     assert_eq!(
         read_json(&baseline)["metrics"].as_object().unwrap().len(),
         2

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::exit_codes::ApexExitCode;
 use crate::compare::{
-    self, Baseline, CompareError, Comparison, GateOptions, check_lines, compare_summary_json,
-    selection_line, trend_json,
+    self, Baseline, CompareError, Comparison, GateOptions, build_line, check_lines,
+    compare_summary_json, selection_line, trend_json,
 };
 use crate::model::RunSummary;
 use crate::report::write_json_atomic;
@@ -223,8 +223,8 @@ fn show(cmp: &Comparison, written: &[PathBuf]) {
         c.verdict_improve,
         c.verdict_inconclusive
     );
-    if let Some(line) = selection_line(cmp) {
-        println!("{line}");
+    for line in selection_line(cmp).into_iter().chain(build_line(cmp)) {
+        println!("{}", line.replace("**", ""));
     }
     for p in written {
         println!("wrote {}", p.display());

@@ -186,6 +186,11 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         .transpose()?;
     let ordinals = devices::ordinals(args.device, args.devices.as_ref(), &facts)?;
 
+    if cfg!(debug_assertions) {
+        notice(
+            "apex-host is a debug build, and so are the plugins it builds and loads (target/debug): their timings test the tool, they are not the kernels' (hint: `cargo run --release -p apex-host -- run …`)",
+        );
+    }
     let mut baseline = super::gate::load_baseline(args, opts.root.as_deref(), &facts)?;
     if let (Some(b), Some(p)) = (baseline.as_mut(), &partition) {
         shard::keep_shard_metrics(b, &identity, &plan);

@@ -135,6 +135,10 @@ pub struct Comparison {
     /// Baseline metrics of cases the selection left out, not checked.
     #[serde(default)]
     pub unselected_metrics: usize,
+    /// The run was measured by a debug build of apex-host, which builds and loads the plugins'
+    /// debug builds: its timings are not comparable with a baseline of release builds.
+    #[serde(default)]
+    pub debug_build: bool,
     pub options: GateOptions,
 }
 

@@ -116,6 +116,11 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
             String::new()
         },
         unselected_metrics,
+        debug_build: summary
+            .environment
+            .pointer("/tool/build_profile")
+            .and_then(serde_json::Value::as_str)
+            == Some("debug"),
         options: *opts,
     }
 }
@@ -398,5 +403,26 @@ mod tests {
             why.contains("--filter 'k.c'") && why.contains("all 3 baseline metric(s)"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_run_of_a_debug_build_is_named_as_one_in_every_output() {
+        let mut run = summary_of(vec![case_at("k.a", "cuda", "fp16", &[("n", "1")], 1.0)]);
+        let release = gate(&run, &three_metrics(), &GateOptions::default());
+        assert!(!release.debug_build);
+        assert!(!render_regressions_markdown(&release).contains("build: **debug**"));
+        assert!(
+            compare_summary_json(&release)
+                .get("build_profile")
+                .is_none()
+        );
+        run.environment["tool"]["build_profile"] = serde_json::json!("debug");
+        let debug = gate(&run, &three_metrics(), &GateOptions::default());
+        assert!(debug.debug_build);
+        assert!(
+            render_regressions_markdown(&debug)
+                .contains("- build: **debug** (apex-host, and the plugins it built)")
+        );
+        assert_eq!(compare_summary_json(&debug)["build_profile"], "debug");
     }
 }

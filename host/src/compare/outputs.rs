@@ -46,6 +46,9 @@ pub fn compare_summary_json(cmp: &Comparison) -> Value {
         v["selection"] = json!(cmp.selection);
         v["unselected_metrics"] = json!(cmp.unselected_metrics);
     }
+    if cmp.debug_build {
+        v["build_profile"] = json!("debug");
+    }
     v
 }
 
@@ -192,7 +195,7 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
         counts.failed_accuracy,
         counts.status_mismatch
     );
-    if let Some(line) = selection_line(cmp) {
+    for line in selection_line(cmp).into_iter().chain(build_line(cmp)) {
         let _ = writeln!(md, "- {line}");
     }
     let _ = writeln!(
@@ -312,6 +315,13 @@ pub fn selection_line(cmp: &Comparison) -> Option<String> {
             "selection: `{}`; the gate checks the baseline's metrics of the selected cases, {} metric(s) of cases it leaves out were not checked",
             cmp.selection, cmp.unselected_metrics
         )
+    })
+}
+
+/// The warning of a run measured by a debug build: `None` for a release build.
+pub fn build_line(cmp: &Comparison) -> Option<String> {
+    cmp.debug_build.then(|| {
+        "build: **debug** (apex-host, and the plugins it built): a debug build's timings are not comparable with a baseline of release builds (hint: `cargo run --release -p apex-host -- run …`)".to_string()
     })
 }
 

@@ -80,8 +80,9 @@ fn tool() -> Value {
     let mut t = Map::new();
     t.insert("name".into(), "apex-host".into());
     t.insert("version".into(), env!("CARGO_PKG_VERSION").into());
-    // Benchmarks of a debug build of the host are still valid (plugins are built separately),
-    // but a reader comparing runs wants to know.
+    // A debug host builds and loads the plugins' debug builds (cli/discovery_opts.rs: the
+    // host's profile), so this is the profile of the in-tree kernels' figures too: the gate's
+    // outputs and `run` say so (a debug build's timings are not comparable with release ones).
     let profile = if cfg!(debug_assertions) {
         "debug"
     } else {

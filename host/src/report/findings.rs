@@ -27,6 +27,16 @@ pub struct Analysis {
 pub fn analyze(summary: &RunSummary, compared: bool) -> Analysis {
     let mut a = Analysis::default();
     let board = leaderboard(summary);
+    if summary.environment.pointer("/tool/build_profile") == Some(&"debug".into()) {
+        a.findings.push(
+            "This run was measured by a debug build of apex-host, which builds and loads the \
+             plugins' debug builds: its timings test the tool, they are not the kernels'."
+                .into(),
+        );
+        a.recommendations.push(
+            "Measure with a release build: `cargo run --release -p apex-host -- run`.".into(),
+        );
+    }
 
     if let (Some(first), Some(last)) = (board.first(), board.last())
         && let (Some(f), Some(l)) = (first.p50_ms, last.p50_ms)
@@ -311,6 +321,16 @@ mod tests {
     use super::*;
     use crate::model::EnergyBlock;
     use crate::report::test_support::{measured_case, sample_summary, summary_of};
+
+    #[test]
+    fn a_debug_build_is_the_first_finding() {
+        let mut s = summary_of(vec![measured_case("a.b", "cpu", 1.0, 0.01)]);
+        assert!(!analyze(&s, false).findings[0].contains("debug build"));
+        s.environment["tool"]["build_profile"] = "debug".into();
+        let a = analyze(&s, false);
+        assert!(a.findings[0].starts_with("This run was measured by a debug build"));
+        assert!(a.recommendations.iter().any(|r| r.contains("--release")));
+    }
 
     #[test]
     fn clean_run_says_so_and_suggests_a_baseline() {
