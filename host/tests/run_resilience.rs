@@ -1,5 +1,6 @@
 //! What a user sees when things go wrong around the run itself: the host killed with SIGKILL in
-//! the middle of a run, a broken config, and CUDA cases on a machine without a GPU.
+//! the middle of a run, a broken config, CUDA cases on a machine without a GPU, and a reader that
+//! closes the pipe before the run's last line.
 
 #![expect(
     clippy::print_stderr,
@@ -99,6 +100,34 @@ fn sigkill_mid_run_keeps_the_previous_report_and_the_finished_cases() {
     );
     assert_eq!(finished[0]["key"]["kernel"], "fixtures.abort");
     assert_eq!(finished[0]["status"], "failed");
+}
+
+#[test]
+fn a_closed_stdout_and_stderr_leave_the_reports_and_the_exit_code_as_they_were() {
+    // `apex-host run … 2>&1 | head -1` closes the pipe before the final table: the run still
+    // writes its files and exits with its own code (here 0), where `println!` panicked with 101.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = support::command(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--quick",
+        "--filter",
+        "example.saxpy",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    let summary = read_json(&dir.path().join("summary.json"));
+    assert_eq!(summary["status"], "ok");
+    assert!(dir.path().join("summary.md").is_file());
 }
 
 #[test]

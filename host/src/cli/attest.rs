@@ -18,6 +18,7 @@ use crate::attest::{
     parity_gate_from_run, read_replay_manifest, render_release_markdown, verify_replay_manifest,
 };
 use crate::compare::CompareError;
+use crate::report::term::{errln, outln};
 use crate::report::{write_atomic, write_json_atomic};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -348,16 +349,14 @@ fn exec_verify(args: &VerifyArgs) -> Result<i32, AttestCliError> {
     })
 }
 
-#[expect(clippy::print_stdout, reason = "attest reports what it wrote")]
 fn show_lines(lines: &[String]) {
     for l in lines {
-        println!("{l}");
+        outln!("{l}");
     }
 }
 
-#[expect(clippy::print_stderr, reason = "the command reports its own failure")]
 fn print_error(e: &AttestCliError) {
-    eprintln!("apex-host attest: {e}");
+    errln!("apex-host attest: {e}");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::compare::load_run;
 use super::exit_codes::ApexExitCode;
 use crate::compare::{CompareError, KNOWN_STATS, TemplateOptions, emit_template_from_runs};
+use crate::report::term::{errln, outln};
 use crate::report::write_json_atomic;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -121,9 +122,8 @@ fn exec_emit(args: &EmitArgs) -> Result<i32, BaselineCliError> {
     Ok(ApexExitCode::OK)
 }
 
-#[expect(clippy::print_stdout, reason = "baseline emit reports what it wrote")]
 fn show(args: &EmitArgs, metrics: usize, left_out: &[(String, crate::model::CaseStatus)]) {
-    println!(
+    outln!(
         "wrote {} ({metrics} metrics from {})",
         args.output.display(),
         args.from
@@ -133,18 +133,17 @@ fn show(args: &EmitArgs, metrics: usize, left_out: &[(String, crate::model::Case
             .join(", ")
     );
     for (id, status) in left_out {
-        println!("left out {id}: status {}", status.as_str());
+        outln!("left out {id}: status {}", status.as_str());
     }
     if metrics > 0 {
-        println!(
+        outln!(
             "tighten the tolerances by hand for this machine (docs/protocol.md, \"Regression gate\")"
         );
     }
 }
 
-#[expect(clippy::print_stderr, reason = "the command reports its own failure")]
 fn print_error(e: &BaselineCliError) {
-    eprintln!("apex-host baseline emit: {e}");
+    errln!("apex-host baseline emit: {e}");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::exit_codes::ApexExitCode;
 use crate::cuda::calibrate::{self, CalibrateOptions, CalibrationReport};
 use crate::cuda::{CudaError, Device};
+use crate::report::term::{errln, out, outln};
 use crate::report::{WriteError, to_sorted_json, write_json_atomic};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -78,7 +79,6 @@ pub fn exec(args: &CalibrateArgs) -> Result<i32, CalibrateError> {
 
 /// `--bandwidth-only`: `{device, copy_bandwidth_gbps, add_line_gbps, read_line_gbps,
 /// l2_line_gbps}` as JSON (stdout and `--output`).
-#[expect(clippy::print_stdout, reason = "calibrate prints its report")]
 fn bandwidth_only(args: &CalibrateArgs, device: &Device) -> Result<i32, CalibrateError> {
     let lines = calibrate::bandwidth_lines(device)?;
     let doc = serde_json::json!({
@@ -92,9 +92,9 @@ fn bandwidth_only(args: &CalibrateArgs, device: &Device) -> Result<i32, Calibrat
         write_json_atomic(path, &doc)?;
     }
     if args.json {
-        print!("{}", to_sorted_json(&doc)?);
+        out!("{}", to_sorted_json(&doc)?);
     } else {
-        println!(
+        outln!(
             "copy bandwidth: {:.1} GB/s",
             doc["copy_bandwidth_gbps"].as_f64().unwrap_or(0.0)
         );
@@ -113,19 +113,17 @@ pub fn exec_to_code(args: &CalibrateArgs) -> i32 {
     }
 }
 
-#[expect(clippy::print_stdout, reason = "calibrate prints its report")]
 fn show(args: &CalibrateArgs, report: &CalibrationReport) -> Result<(), CalibrateError> {
     if args.json {
-        print!("{}", to_sorted_json(report)?);
+        out!("{}", to_sorted_json(report)?);
     } else {
-        print!("{}", crate::report::calibration::render_calibration(report));
+        out!("{}", crate::report::calibration::render_calibration(report));
     }
     Ok(())
 }
 
-#[expect(clippy::print_stderr, reason = "the command reports its own failure")]
 fn print_error(e: &CalibrateError) {
-    eprintln!("apex-host calibrate: {e}");
+    errln!("apex-host calibrate: {e}");
 }
 
 #[cfg(test)]

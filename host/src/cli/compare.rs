@@ -11,6 +11,7 @@ use crate::compare::{
     compare_summary_json, selection_line, trend_json,
 };
 use crate::model::RunSummary;
+use crate::report::term::{errln, outln};
 use crate::report::write_json_atomic;
 
 /// Default baseline path inside the repository for `--compare-to`.
@@ -201,16 +202,12 @@ pub fn exec_to_code(args: &CompareArgs) -> i32 {
     }
 }
 
-#[expect(
-    clippy::print_stdout,
-    reason = "compare prints one line per check and its verdict"
-)]
 fn show(cmp: &Comparison, written: &[PathBuf]) {
     for line in check_lines(cmp) {
-        println!("{line}");
+        outln!("{line}");
     }
     let c = cmp.counts();
-    println!(
+    outln!(
         "gate: {} ({} checks: {} passed, {} over limit, {} missing, {} case not ok, {} failed accuracy; verdicts: {} regress, {} improve, {} inconclusive)",
         cmp.overall_status(),
         c.total,
@@ -224,16 +221,15 @@ fn show(cmp: &Comparison, written: &[PathBuf]) {
         c.verdict_inconclusive
     );
     for line in selection_line(cmp).into_iter().chain(build_line(cmp)) {
-        println!("{}", line.replace("**", ""));
+        outln!("{}", line.replace("**", ""));
     }
     for p in written {
-        println!("wrote {}", p.display());
+        outln!("wrote {}", p.display());
     }
 }
 
-#[expect(clippy::print_stderr, reason = "the command reports its own failure")]
 fn print_error(e: &CompareCliError) {
-    eprintln!("apex-host compare: {e}");
+    errln!("apex-host compare: {e}");
 }
 
 #[cfg(test)]

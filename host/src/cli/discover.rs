@@ -11,6 +11,7 @@ use crate::config::{CliOverrides, SuiteConfig};
 use crate::discovery::Registry;
 use crate::facts::Facts;
 use crate::model::KernelInfo;
+use crate::report::term::{errln, out, outln};
 use crate::skip::{self, CaseContext, RuleOutcome};
 
 #[derive(Debug, clap::Args)]
@@ -25,11 +26,6 @@ pub struct DiscoverArgs {
     pub discovery: DiscoveryOpts,
 }
 
-#[expect(
-    clippy::print_stdout,
-    clippy::print_stderr,
-    reason = "discover's output is its purpose"
-)]
 pub fn exec(args: &DiscoverArgs) -> i32 {
     let opts = args.discovery.resolve();
     let registry = crate::discovery::discover(&opts);
@@ -37,7 +33,7 @@ pub fn exec(args: &DiscoverArgs) -> i32 {
     let config = match crate::config::load(&registry.bench_files(), &suite_dir) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: invalid configuration:\n{e}");
+            errln!("error: invalid configuration:\n{e}");
             return ApexExitCode::CONFIG_ERROR;
         }
     };
@@ -58,9 +54,9 @@ pub fn exec(args: &DiscoverArgs) -> i32 {
             "config_files": config.files().iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
             "kernels": kernels,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        print!("{}", render(&registry, &kernels, &facts, args.verbose));
+        out!("{}", render(&registry, &kernels, &facts, args.verbose));
     }
     if registry.plugins.is_empty() {
         ApexExitCode::NOTHING_RAN

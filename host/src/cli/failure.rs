@@ -2,6 +2,7 @@
 //! and [`exit_code_of`], which prints it. Shared by `run` and `merge`.
 
 use super::exit_codes::ApexExitCode;
+use crate::report::term::errln;
 
 /// An exit code and the message printed as `error: <message>`.
 pub type Failure = (i32, String);
@@ -12,15 +13,11 @@ pub fn internal(e: impl std::fmt::Display) -> Failure {
 }
 
 /// The exit code of a subcommand's outcome, printing the message of a failure.
-#[expect(
-    clippy::print_stderr,
-    reason = "the CLI reports why it stopped before any report exists"
-)]
 pub fn exit_code_of(outcome: Result<i32, Failure>) -> i32 {
     match outcome {
         Ok(code) => code,
         Err((code, message)) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             code
         }
     }

@@ -9,6 +9,7 @@ use super::exit_codes::ApexExitCode;
 use super::run::RunArgs;
 use crate::compare::{self, Baseline};
 use crate::model::RunSummary;
+use crate::report::term::errln;
 
 /// What the gate decided, for the exit code and for summary.md.
 pub struct GateResult {
@@ -43,9 +44,8 @@ pub fn load_baseline(
         .map_err(|e| (ApexExitCode::CONFIG_ERROR, e.to_string()))
 }
 
-#[expect(clippy::print_stderr, reason = "the CLI says which baseline it picked")]
 fn say_which(path: &Path) {
-    eprintln!("--compare auto: gating against {}", path.display());
+    errln!("--compare auto: gating against {}", path.display());
 }
 
 /// `--compare auto`.

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::exit_codes::ApexExitCode;
+use crate::report::term::errln;
 use crate::report::{LockError, OutputLock, Wait};
 
 /// Locks `dir` for `command`, saying on stderr whom it waits for (unless `no_wait`, which fails
@@ -18,12 +19,8 @@ pub fn lock_output_dir(
     OutputLock::acquire(dir, command, wait, announce_wait, stop)
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "a command that waits for another says so before it blocks"
-)]
 fn announce_wait(busy: &crate::report::Busy) {
-    eprintln!("waiting for {busy} to finish\n(hint: `--no-wait` exits instead of waiting)");
+    errln!("waiting for {busy} to finish\n(hint: `--no-wait` exits instead of waiting)");
 }
 
 /// [`ApexExitCode::OUTPUT_LOCKED`] for a busy directory, [`ApexExitCode::INTERRUPTED`] for a wait

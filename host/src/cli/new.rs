@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::exit_codes::ApexExitCode;
+use crate::report::term::errln;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct NewArgs {
@@ -18,10 +19,6 @@ pub struct NewArgs {
     pub root: Option<PathBuf>,
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the command says what it wrote and what to run next"
-)]
 pub fn exec(args: &NewArgs) -> i32 {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let root = args
@@ -32,16 +29,16 @@ pub fn exec(args: &NewArgs) -> i32 {
     match crate::scaffold::scaffold(&root, &args.name, args.cuda) {
         Ok(files) => {
             for f in &files {
-                eprintln!("wrote {}", f.display());
+                errln!("wrote {}", f.display());
             }
-            eprintln!(
+            errln!(
                 "next: `apex-host discover --verbose` lists {name}.scale; `apex-host run --filter '{name}.*'` builds and measures it",
                 name = args.name
             );
             ApexExitCode::OK
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ApexExitCode::USAGE
         }
     }

@@ -3,6 +3,7 @@
 //! pool of a multi-GPU run decides with it whether a GPU that just failed a case stays.
 
 use super::exit_codes::ApexExitCode;
+use crate::report::term::errln;
 
 #[derive(Debug, clap::Args)]
 pub struct ProbeArgs {
@@ -10,15 +11,11 @@ pub struct ProbeArgs {
     pub device: u32,
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the host reads the probe's last stderr line as the reason"
-)]
 pub fn exec(args: &ProbeArgs) -> i32 {
     match crate::cuda::probe(args.device as usize) {
         Ok(()) => ApexExitCode::OK,
         Err(e) => {
-            eprintln!("{}", e.case_reason());
+            errln!("{}", e.case_reason());
             ApexExitCode::CASES_FAILED
         }
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::exit_codes::ApexExitCode;
 use crate::model::{RunSummary, SUMMARY_SCHEMA_VERSION};
+use crate::report::term::errln;
 use crate::report::{WriteError, paths, render_summary_markdown, write_atomic};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -180,12 +181,8 @@ pub fn exec_to_code(args: &ReportArgs) -> i32 {
     }
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the report command reports its own failure"
-)]
 fn print_error(e: &ReportError) {
-    eprintln!("error: {e}");
+    errln!("error: {e}");
 }
 
 /// Loads and checks a `summary.json`.
@@ -219,12 +216,8 @@ pub fn load_summary(path: &Path) -> Result<RunSummary, ReportError> {
     Ok(summary)
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the report command tells the user which file it wrote"
-)]
 fn announce(out: &Path, from: &Path) {
-    eprintln!("wrote {} (from {})", out.display(), from.display());
+    errln!("wrote {} (from {})", out.display(), from.display());
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use crate::model::{
     SUMMARY_SCHEMA_VERSION,
 };
 use crate::plan::{Filter, PartitionSpec, PlanIdentity};
+use crate::report::term::errln;
 use crate::report::{self, Progress, RunWriter};
 
 #[derive(Debug, Clone, clap::Args)]
@@ -358,12 +359,8 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     })
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the run says why it stops early and what it skips"
-)]
 fn notice(message: &str) {
-    eprintln!("{message}");
+    errln!("{message}");
 }
 
 /// The run's summary: `results` are the finished cases; `not_run` (an interrupted run's

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::exit_codes::ApexExitCode;
+use crate::report::term::errln;
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
@@ -16,10 +17,6 @@ pub struct WorkerArgs {
     pub session: bool,
 }
 
-#[expect(
-    clippy::print_stderr,
-    reason = "the worker's stderr is captured by the host as the crash context"
-)]
 pub fn exec(args: &WorkerArgs) -> i32 {
     let served = match (&args.request, &args.reply) {
         (Some(request), Some(reply)) if !args.session => crate::measure::run_worker(request, reply),
@@ -28,7 +25,7 @@ pub fn exec(args: &WorkerArgs) -> i32 {
     match served {
         Ok(()) => ApexExitCode::OK,
         Err(e) => {
-            eprintln!("apex-host worker: {e}");
+            errln!("apex-host worker: {e}");
             ApexExitCode::INTERNAL
         }
     }

@@ -9,21 +9,18 @@ use super::paths;
 use super::table::Table;
 use super::throughput::unit_rate;
 use crate::model::{CaseStatus, RunSummary};
+use crate::report::term::{out, outln};
 
 /// How many leaderboard rows the terminal table shows (`summary.md` has them all).
 pub const TOP_CASES: usize = 10;
 
 /// Prints the end-of-run table, the gate's result when there is one, and where the report is.
-#[expect(
-    clippy::print_stdout,
-    reason = "the end-of-run summary is the run command's output"
-)]
 pub fn print_final(summary: &RunSummary, output_dir: &Path, regressions: Option<&str>) {
-    print!("{}", final_table(summary));
+    out!("{}", final_table(summary));
     if let Some(block) = regressions {
-        println!("\n{}", block.trim_end());
+        outln!("\n{}", block.trim_end());
     }
-    println!(
+    outln!(
         "\nreport: {} ({}, {}, {}/)",
         output_dir.join(paths::SUMMARY_MD).display(),
         paths::SUMMARY_JSON,

@@ -18,7 +18,9 @@
 //!   ([`findings::analyze`]) and a params column that shows what varies ([`param_columns`]);
 //!   its `## Side by side with anchors` section: `anchors_section`; its Environment table, shared
 //!   with index.html: `environment_table`.
-//! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run.
+//! - [`progress::Progress`] and [`final_table`]: what the terminal shows during and after a run;
+//!   [`term`]: the `out!`/`outln!`/`errln!` macros every command prints with (a closed pipe ends
+//!   the output quietly instead of panicking).
 //! - [`exports`]: `--format csv|junit|bmf|github-action-benchmark`, the results for other tools.
 //! - [`html`]: `index.html`, the self-contained report with its charts.
 //!
@@ -43,6 +45,7 @@ mod param_columns;
 pub mod paths;
 pub mod progress;
 mod table;
+pub(crate) mod term;
 #[cfg(test)]
 pub(crate) mod test_support;
 mod throughput;
