@@ -44,4 +44,19 @@ print("  gate:", c["status"], c["counts"], "current/baseline %.3f-%.3f, closest 
 PY
 }
 
+# Call 3 (two H200s, a fresh machine): the session's last tree (e9b1faa: the gate of a run of
+# part of the suite, the debug-build notes, the terminal macros; the kernels as in calls 1-2).
+# .device/g43c/release: apex-host and the plugins' libraries, release builds of e9b1faa.
+# The whole CUDA quick suite gated by --compare auto, then one family alone against the same
+# file: its 7 metrics checked, the other 1,194 counted as unselected, exit 0.
+call3() {
+  H="env CARGO_TARGET_DIR=.device/g43c .device/g43c/release/apex-host"
+  suite run3 auto
+  local t0; t0=$(date +%s)
+  timeout 200 $H run --no-build --backends cuda --quick --filter 'ff_model.*' --output-dir /tmp/ffsel \
+    --compare auto > "$OUT/ff_selection.log" 2>&1
+  echo "ff_model alone rc=$? wall=$(( $(date +%s) - t0 ))s" | tee -a "$OUT/table.txt"
+  grep -E "^- (gate|checks|selection):" "$OUT/ff_selection.log" | tee -a "$OUT/table.txt"
+}
+
 "$@"
