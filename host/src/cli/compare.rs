@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::exit_codes::ApexExitCode;
 use crate::compare::{
-    self, Baseline, CompareError, Comparison, GateOptions, build_line, check_lines,
-    compare_summary_json, selection_line, trend_json,
+    self, Baseline, CompareError, Comparison, GateOptions, check_lines, compare_summary_json,
+    gate_notes, trend_json,
 };
 use crate::model::RunSummary;
 use crate::report::term::{errln, outln};
@@ -220,8 +220,8 @@ fn show(cmp: &Comparison, written: &[PathBuf]) {
         c.verdict_improve,
         c.verdict_inconclusive
     );
-    for line in selection_line(cmp).into_iter().chain(build_line(cmp)) {
-        outln!("{}", line.replace("**", ""));
+    for note in gate_notes(cmp) {
+        outln!("{}", note.replace("**", ""));
     }
     for p in written {
         outln!("wrote {}", p.display());

@@ -42,8 +42,8 @@ pub use options::{
     DEFAULT_GATE_SEED, DEFAULT_PRACTICAL_THRESHOLD, DEFAULT_SIGNIFICANCE, GateOptions,
 };
 pub use outputs::{
-    COMPARE_SUMMARY_FILE, REGRESSIONS_FILE, TREND_FILE, build_line, check_lines,
-    compare_summary_json, render_regressions_markdown, selection_line, trend_json, write_outputs,
+    COMPARE_SUMMARY_FILE, REGRESSIONS_FILE, TREND_FILE, check_lines, compare_summary_json,
+    gate_notes, notes_of, render_regressions_markdown, trend_json, write_outputs,
 };
 pub use rebase::rebase;
 pub use selection::Selection;

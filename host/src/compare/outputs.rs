@@ -195,8 +195,8 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
         counts.failed_accuracy,
         counts.status_mismatch
     );
-    for line in selection_line(cmp).into_iter().chain(build_line(cmp)) {
-        let _ = writeln!(md, "- {line}");
+    for note in gate_notes(cmp) {
+        let _ = writeln!(md, "- {note}");
     }
     let _ = writeln!(
         md,
@@ -307,22 +307,26 @@ pub fn render_regressions_markdown(cmp: &Comparison) -> String {
     md
 }
 
-/// What a run that selected part of the suite left ungated, in one sentence: `None` for a run of
-/// every case.
-pub fn selection_line(cmp: &Comparison) -> Option<String> {
-    (!cmp.selection.is_empty()).then(|| {
-        format!(
-            "selection: `{}`; the gate checks the baseline's metrics of the selected cases, {} metric(s) of cases it leaves out were not checked",
-            cmp.selection, cmp.unselected_metrics
-        )
-    })
+/// The gate's notes beside its checks, one Markdown sentence each (inline code, bold): what a run
+/// of part of the suite left unchecked, and the warning of a run measured by a debug build. The
+/// same sentences in `regressions.md`, compare's terminal and index.html.
+pub fn gate_notes(cmp: &Comparison) -> Vec<String> {
+    notes_of(&cmp.selection, cmp.unselected_metrics, cmp.debug_build)
 }
 
-/// The warning of a run measured by a debug build: `None` for a release build.
-pub fn build_line(cmp: &Comparison) -> Option<String> {
-    cmp.debug_build.then(|| {
-        "build: **debug** (apex-host, and the plugins it built): a debug build's timings are not comparable with a baseline of release builds (hint: `cargo run --release -p apex-host -- run …`)".to_string()
-    })
+/// [`gate_notes`] from the fields `compare_summary.json` keeps (`selection`,
+/// `unselected_metrics`, `build_profile`).
+pub fn notes_of(selection: &str, unselected_metrics: usize, debug_build: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !selection.is_empty() {
+        notes.push(format!(
+            "selection: `{selection}`; the gate checks the baseline's metrics of the selected cases, {unselected_metrics} metric(s) of cases it leaves out were not checked"
+        ));
+    }
+    if debug_build {
+        notes.push("build: **debug** (apex-host, and the plugins it built): a debug build's timings are not comparable with a baseline of release builds (hint: `cargo run --release -p apex-host -- run …`)".to_string());
+    }
+    notes
 }
 
 /// One line per check, the seeds' `perf_check metric=… status=…` format, for terminals and logs.

@@ -47,6 +47,8 @@ pub struct GateView {
     /// `pass` or `fail`.
     pub status: String,
     pub checks: Vec<Check>,
+    /// The gate's notes (`compare::gate_notes`): a selection's unchecked metrics, a debug build.
+    pub notes: Vec<String>,
 }
 
 impl GateView {
@@ -55,6 +57,7 @@ impl GateView {
             baseline: comparison.baseline_suite.clone(),
             status: comparison.overall_status().to_string(),
             checks: comparison.checks.clone(),
+            notes: crate::compare::gate_notes(comparison),
         }
     }
 
@@ -76,6 +79,12 @@ impl GateView {
             baseline_suite: String,
             status: String,
             checks: Vec<Check>,
+            #[serde(default)]
+            selection: String,
+            #[serde(default)]
+            unselected_metrics: usize,
+            #[serde(default)]
+            build_profile: Option<String>,
         }
         let file: File = serde_json::from_str(&text).map_err(|e| HtmlError::Gate {
             path: path.clone(),
@@ -84,6 +93,11 @@ impl GateView {
         Ok(Some(Self {
             baseline: file.baseline_suite,
             status: file.status,
+            notes: crate::compare::notes_of(
+                &file.selection,
+                file.unselected_metrics,
+                file.build_profile.as_deref() == Some("debug"),
+            ),
             checks: file.checks,
         }))
     }

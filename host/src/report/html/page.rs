@@ -175,6 +175,13 @@ fn gate(g: &super::GateView, s: &RunSummary, body: &mut String) {
         if g.status == "pass" { "" } else { "fail" },
         esc(&g.status),
     );
+    for note in &g.notes {
+        let _ = write!(
+            body,
+            "<p class=\"note\">{}</p>",
+            esc(&note.replace("**", "").replace('`', ""))
+        );
+    }
     body.push_str(
         "<table><tr><th>metric</th><th>Ref Time</th><th>Cmp Time</th><th>Noise</th><th>Diff</th>\
          <th>%Diff</th><th>Status</th><th>gate</th><th>reason</th></tr>",
@@ -302,6 +309,33 @@ pub(super) fn anchor(c: &CaseResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The gate's notes read back from `compare_summary.json` (as `apex-host report` does) stand
+    /// under the gate's first line, as in `regressions.md`.
+    #[test]
+    fn the_gate_section_shows_a_selection_and_a_debug_build() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(crate::compare::COMPARE_SUMMARY_FILE),
+            r#"{"baseline_suite":"apex_bench","status":"pass","checks":[],
+                "selection":"--filter 'k.a'","unselected_metrics":3,"build_profile":"debug"}"#,
+        )
+        .unwrap();
+        let view = super::super::GateView::read(dir.path()).unwrap().unwrap();
+        assert_eq!(view.notes.len(), 2, "{:?}", view.notes);
+        let mut body = String::new();
+        gate(
+            &view,
+            &crate::report::test_support::summary_of(Vec::new()),
+            &mut body,
+        );
+        assert!(
+            body.contains("<p class=\"note\">selection: --filter &#39;k.a&#39;; the gate checks"),
+            "{body}"
+        );
+        assert!(body.contains("3 metric(s) of cases it leaves out were not checked"));
+        assert!(body.contains("<p class=\"note\">build: debug (apex-host"));
+    }
 
     #[test]
     fn text_is_escaped() {
