@@ -75,7 +75,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub worker_per_case: bool,
     /// Gate the run against this baseline file; `auto` picks `baselines/gpu-<class>.json` for
-    /// this machine's GPU (`baselines/cpu.json` for a CPU-only run) and says which.
+    /// this machine's GPU (`baselines/cpu.json` for a CPU-only run) and says which. With
+    /// --filter, --backends or --precision, the baseline's metrics of the cases they leave out
+    /// are counted, not checked.
     #[arg(long, value_name = "FILE", conflicts_with = "compare_to")]
     pub compare: Option<PathBuf>,
     /// Gate the run against the baseline at REF (`git show REF:<baseline>`), where the baseline is
