@@ -9,12 +9,34 @@ use std::io::Write;
 
 /// Writes `args` to stdout; a failed write (a closed pipe) is dropped.
 pub fn stdout(args: fmt::Arguments<'_>) {
-    let _ = std::io::stdout().lock().write_fmt(args);
+    if cfg!(test) {
+        // libtest captures `print!`, not writes to `io::stdout()`: a unit test's output stays
+        // with its test.
+        #[expect(
+            clippy::print_stdout,
+            reason = "unit tests' output, captured by libtest"
+        )]
+        {
+            print!("{args}");
+        }
+    } else {
+        let _ = std::io::stdout().lock().write_fmt(args);
+    }
 }
 
 /// Writes `args` to stderr; a failed write (a closed pipe) is dropped.
 pub fn stderr(args: fmt::Arguments<'_>) {
-    let _ = std::io::stderr().lock().write_fmt(args);
+    if cfg!(test) {
+        #[expect(
+            clippy::print_stderr,
+            reason = "unit tests' output, captured by libtest"
+        )]
+        {
+            eprint!("{args}");
+        }
+    } else {
+        let _ = std::io::stderr().lock().write_fmt(args);
+    }
 }
 
 /// `print!` through [`stdout`].
