@@ -37,11 +37,6 @@ impl Selection {
         }
     }
 
-    /// Whether the run selected every case (none of the three flags).
-    pub fn is_everything(&self) -> bool {
-        self.filter.keeps_all() && self.backends.is_none() && self.precisions.is_none()
-    }
-
     /// Whether the selection keeps the case `id` (`kernel/backend/precision/params`). An id not
     /// of that form (none that a run writes) is kept.
     pub fn keeps(&self, id: &str) -> bool {
@@ -91,17 +86,16 @@ mod tests {
     #[test]
     fn no_flags_select_every_case() {
         let s = selection(serde_json::json!({"filter": [], "backends": null, "precisions": null}));
-        assert!(s.is_everything());
         assert!(s.keeps(SSM) && s.keeps(OPS));
         assert_eq!(s.flags(), "");
         // A summary without a config (an older or hand-written one) selects everything too.
-        assert!(selection(serde_json::Value::Null).is_everything());
+        let none = selection(serde_json::Value::Null);
+        assert!(none.keeps(SSM) && none.keeps(OPS) && none.flags().is_empty());
     }
 
     #[test]
     fn the_filter_matches_the_kernel_or_the_whole_id_as_the_plan_does() {
         let s = selection(serde_json::json!({"filter": ["tile_ssm.*"]}));
-        assert!(!s.is_everything());
         assert!(s.keeps(SSM) && !s.keeps(OPS));
         let by_id = selection(serde_json::json!({"filter": ["*/cpu/*"]}));
         assert!(by_id.keeps(OPS) && !by_id.keeps(SSM));

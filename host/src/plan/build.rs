@@ -54,11 +54,6 @@ impl Filter {
             .as_ref()
             .is_none_or(|set| set.is_match(kernel) || set.is_match(id))
     }
-
-    /// Whether the filter keeps every case (no `--filter`).
-    pub fn keeps_all(&self) -> bool {
-        self.0.is_none()
-    }
 }
 
 /// A check that failed to evaluate (the load-time type check makes this unreachable in practice;
