@@ -1,7 +1,7 @@
 //! Helpers for CUDA plugins (feature `cuda`; not part of the ABI): attach to the host's device and
 //! stream, open a device for a plugin's own GPU programs, compile CUDA C with NVRTC for the
-//! device's architecture, and name CUDA errors; and the CUDA C every plugin's program starts
-//! with (the storage type and its conversions, [`STORAGE_CUH`]).
+//! device's architecture, and name CUDA errors; and the CUDA C a program of fp32, fp16 or bf16
+//! storage starts with (the storage type and its conversions, [`STORAGE_CUH`]).
 //!
 //! The host creates the device's primary context and a stream and passes them in
 //! [`CudaHandles`](crate::CudaHandles). [`CudaSession::attach`] retains the same primary context
