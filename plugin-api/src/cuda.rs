@@ -4,7 +4,7 @@
 //! storage starts with (the storage type and its conversions, [`STORAGE_CUH`]).
 //!
 //! The host creates the device's primary context and a stream and passes them in
-//! [`CudaHandles`](crate::CudaHandles). [`CudaSession::attach`] retains the same primary context
+//! [`CudaHandles`]. [`CudaSession::attach`] retains the same primary context
 //! and wraps the host's stream without owning it, so every launch lands where the host times.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
