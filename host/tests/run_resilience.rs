@@ -1,6 +1,6 @@
 //! What a user sees when things go wrong around the run itself: the host killed with SIGKILL in
-//! the middle of a run, a broken config, CUDA cases on a machine without a GPU, and a reader that
-//! closes the pipe before the run's last line.
+//! the middle of a run, a broken config, a `--filter` that matches nothing, CUDA cases on a
+//! machine without a GPU, and a reader that closes the pipe before the run's last line.
 
 #![expect(
     clippy::print_stderr,
@@ -128,6 +128,29 @@ fn a_closed_stdout_and_stderr_leave_the_reports_and_the_exit_code_as_they_were()
     let summary = read_json(&dir.path().join("summary.json"));
     assert_eq!(summary["status"], "ok");
     assert!(dir.path().join("summary.md").is_file());
+}
+
+#[test]
+fn a_filter_that_matches_nothing_says_so_and_names_the_closest_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = apex(&[
+        "run",
+        "--backends",
+        "cpu",
+        "--quick",
+        "--filter",
+        "tile_ops.tile_pak",
+        "--output-dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    // Nothing ran: exit 4, and the reason names the flag, the glob and what it could match.
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--filter 'tile_ops.tile_pak': no case matches")
+            && err.contains("did you mean `tile_ops.tile_pack`?"),
+        "{err}"
+    );
 }
 
 #[test]

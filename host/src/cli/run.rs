@@ -181,6 +181,9 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
     })?;
     let mut plan = crate::plan::build(&registry, &config, &overrides, &filter, &facts)
         .map_err(config_error)?;
+    if plan.cases.is_empty() && !args.filter.is_empty() {
+        notice(&no_match(&args.filter, &registry));
+    }
     let identity = PlanIdentity::of(plan.cases.iter().map(|c| c.key.id()).collect());
     let partition = args
         .partition
@@ -359,6 +362,19 @@ fn run(args: &RunArgs) -> Result<i32, Failure> {
         "empty" => ApexExitCode::NOTHING_RAN,
         _ => ApexExitCode::OK,
     })
+}
+
+/// Why a run with `--filter` planned nothing, and what the globs could have matched.
+fn no_match(globs: &[String], registry: &crate::discovery::Registry) -> String {
+    let kernels: Vec<&str> = registry.kernels().map(|k| k.id.as_str()).collect();
+    let quoted: Vec<String> = globs.iter().map(|g| format!("'{g}'")).collect();
+    // A glob's literal stem (`tile_op` of `tile_op.*`) is what a typo is made of.
+    let stem = globs[0].trim_end_matches(['*', '.', '?']);
+    format!(
+        "--filter {}: no case matches (hint: a glob matches a kernel id, `tile_ops.*`, or a whole case id, `*/cuda/fp16/*`; {})",
+        quoted.join(" "),
+        crate::config::suggest::hint_for(stem, &kernels, "kernels")
+    )
 }
 
 fn notice(message: &str) {

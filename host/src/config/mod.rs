@@ -27,7 +27,7 @@ mod reader;
 mod resolve;
 pub mod shape_spec;
 mod skip_conditions;
-mod suggest;
+pub(crate) mod suggest;
 mod suite;
 mod sweep;
 mod tolerance;
