@@ -116,11 +116,7 @@ pub fn gate(summary: &RunSummary, baseline: &Baseline, opts: &GateOptions) -> Co
             String::new()
         },
         unselected_metrics,
-        debug_build: summary
-            .environment
-            .pointer("/tool/build_profile")
-            .and_then(serde_json::Value::as_str)
-            == Some("debug"),
+        debug_build: summary.debug_build(),
         options: *opts,
     }
 }

@@ -137,6 +137,12 @@ impl RunSummary {
         Some(format!("{commit}{}", if dirty { "+dirty" } else { "" }))
     }
 
+    /// Whether a debug build of apex-host measured the run (`env.json`'s `tool.build_profile`):
+    /// it builds and loads the plugins' debug builds, so its timings are not the kernels'.
+    pub fn debug_build(&self) -> bool {
+        self.environment.pointer("/tool/build_profile") == Some(&"debug".into())
+    }
+
     /// The overall status from the cases' statuses: `failed` when any case failed, `empty`
     /// when the plan had no case at all, else `ok` (a run whose cases were all skipped, such as
     /// `--backends cuda` on a machine without a GPU, succeeded: a skip is a result).

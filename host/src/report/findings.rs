@@ -27,7 +27,7 @@ pub struct Analysis {
 pub fn analyze(summary: &RunSummary, compared: bool) -> Analysis {
     let mut a = Analysis::default();
     let board = leaderboard(summary);
-    if summary.environment.pointer("/tool/build_profile") == Some(&"debug".into()) {
+    if summary.debug_build() {
         a.findings.push(
             "This run was measured by a debug build of apex-host, which builds and loads the \
              plugins' debug builds: its timings test the tool, they are not the kernels'."
